@@ -1,0 +1,4 @@
+from aoven_git.cli import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

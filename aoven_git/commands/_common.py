@@ -1,0 +1,103 @@
+"""What every command shares: `--repo`/`--plan` options and the lazily loaded study context."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from aoven_git.errors import UsageError
+from aoven_git.model import Plan
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class Study:
+    """Where the study is. `root` is the repository work tree (or the given directory when it is
+    not a git repository: validate and report work on plain folders too)."""
+
+    root: Path
+    plan_file: Path
+    in_git: bool
+    _plan: Plan | None = field(default=None, repr=False)
+
+    @cached_property
+    def plan(self) -> Plan:
+        from aoven_git.plan import load_plan
+
+        shown = self.display(self.plan_file)
+        return load_plan(self.plan_file, display=shown)
+
+    @property
+    def study_dir(self) -> Path:
+        return self.root / self.plan.study_dir
+
+    def display(self, path: Path | str) -> str:
+        """Paths in messages are relative to the repository root when they are inside it."""
+        p = Path(path)
+        try:
+            return p.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return str(path)
+
+    def relpath(self, path: Path | str) -> str:
+        """Repository-relative posix path; refuses paths outside the repository."""
+        p = Path(path)
+        full = p if p.is_absolute() else Path.cwd() / p
+        try:
+            return full.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            raise UsageError(f"{path} is outside the repository {self.root}") from None
+
+
+def resolve_study(repo: str | None, plan: str | None) -> Study:
+    from aoven_git import gitio
+
+    if repo is not None:
+        start = Path(repo)
+        if not start.is_dir():
+            raise UsageError(f"--repo {repo}: no such directory")
+    else:
+        start = Path.cwd()
+    root = gitio.find_root(start)
+    in_git = root is not None
+    if root is None:
+        root = start.resolve()
+    plan_file = Path(plan) if plan else root / "aoven.yaml"
+    if plan and not plan_file.is_absolute():
+        # --plan is taken relative to the current directory, as users type it
+        plan_file = (Path.cwd() / plan_file).resolve()
+    return Study(root=root, plan_file=plan_file, in_git=in_git)
+
+
+def study_options(func: F) -> F:
+    """Add --repo and --plan and pass a `study: Study` argument instead.
+
+    Apply it directly under `@click.command`, above the command's own options: `functools.wraps`
+    carries their click parameters over to the wrapper.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, repo: str | None, plan: str | None, **kwargs: Any) -> Any:
+        obj = click.get_current_context().find_root().obj or {}
+        study = resolve_study(repo or obj.get("repo"), plan or obj.get("plan"))
+        return func(*args, study=study, **kwargs)
+
+    wrapper = click.option("--plan", "plan", type=click.Path(dir_okay=False), default=None,
+                           help="Plan file. Default: aoven.yaml at the repository root.")(wrapper)
+    wrapper = click.option("--repo", "repo", type=click.Path(file_okay=False), default=None,
+                           help="Repository (or folder) of the study. Default: the current repository.")(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+def format_option(*choices: str, default: str = "text") -> Callable[[F], F]:
+    return click.option(
+        "--format", "fmt", type=click.Choice(choices), default=default, show_default=True,
+        help="Output format.",
+    )

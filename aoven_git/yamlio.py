@@ -1,0 +1,97 @@
+"""Bounded, line-aware YAML loading shared by the plan and score-file front matter.
+
+ruamel.yaml's round-trip loader builds only plain maps, lists and scalars (no arbitrary Python
+objects) and remembers where every key and item starts, which is what lets every error name
+its line. Aliases are resolved by reference while parsing; converting to plain data would
+expand an alias bomb exponentially, so the conversion counts nodes and stops at a budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from aoven_git.errors import PlanError
+
+MAX_NODES = 50_000
+
+
+class YamlError(PlanError):
+    """Malformed YAML; callers re-raise it as the error type their file calls for."""
+
+
+def _plain(node: Any, path: str, lines: dict[str, int], budget: list[int], line: int | None) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise YamlError(
+            f"document expands to more than {MAX_NODES} values (aliases/anchors used as a bomb?)",
+            line=line,
+        )
+    if isinstance(node, CommentedMap):
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if not isinstance(key, (str, int, float, bool)) or key is None:
+                raise YamlError(f"keys must be plain scalars, got {type(key).__name__}", line=line)
+            try:
+                key_line = node.lc.key(key)[0] + 1
+            except (KeyError, TypeError, AttributeError):
+                key_line = line
+            sub = f"{path}.{key}" if path else str(key)
+            if key_line is not None:
+                lines[sub] = key_line
+            out[str(key) if not isinstance(key, str) else key] = _plain(value, sub, lines, budget, key_line)
+        return out
+    if isinstance(node, CommentedSeq):
+        items: list[Any] = []
+        for index, value in enumerate(node):
+            try:
+                item_line = node.lc.item(index)[0] + 1
+            except (KeyError, TypeError, AttributeError, IndexError):
+                item_line = line
+            sub = f"{path}.{index}" if path else str(index)
+            if item_line is not None:
+                lines[sub] = item_line
+            items.append(_plain(value, sub, lines, budget, item_line))
+        return items
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    # dates, binary and other tagged scalars are not part of any aoven document
+    raise YamlError(f"unsupported YAML value of type {type(node).__name__}", line=line)
+
+
+def load_yaml(text: str, *, line_offset: int = 0) -> tuple[Any, dict[str, int]]:
+    """Parse YAML text into plain data plus a dotted-path → line map.
+
+    `line_offset` shifts reported lines, for YAML embedded in a larger file (front matter).
+    Raises YamlError with the line of the problem.
+    """
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = False
+    try:
+        node = yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 + line_offset if mark is not None else None
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise YamlError(f"invalid YAML: {problem}", line=line) from None
+    except YAMLError as exc:
+        raise YamlError(f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else 'parse error'}") from None
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise YamlError(f"invalid YAML: {exc.__class__.__name__}") from None
+    lines: dict[str, int] = {}
+    try:
+        data = _plain(node, "", lines, [MAX_NODES], 1 + line_offset)
+    except RecursionError:
+        raise YamlError("YAML nested too deeply") from None
+    if line_offset:
+        lines = {k: v + line_offset for k, v in lines.items()}
+    return data, lines

@@ -1,0 +1,138 @@
+"""Shared test fixtures: a real CLI runner and real git repositories.
+
+Git runs with a throwaway global config (identity, default branch, no signing) so tests never
+depend on, or change, the machine's configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from aoven_git.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "tests" / "phase2"
+DEFAULT_PLAN = ROOT / "aoven_git" / "templates" / "aoven.yaml"
+
+
+@pytest.fixture(autouse=True)
+def isolated_git_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path_factory.getbasetemp() / "gitconfig"
+    if not cfg.exists():
+        cfg.write_text(
+            "[user]\n\tname = Test Runner\n\temail = runner@example.org\n"
+            "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
+            "[advice]\n\tdetachedHead = false\n[protocol \"file\"]\n\tallow = always\n"
+        )
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(cfg))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
+                "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def output(self) -> str:
+        return self.out + self.err
+
+
+def run_cli(*args: str, cwd: Path | str | None = None) -> Result:
+    """Run `aoven-git args` in-process through the real entry point (error handler included)."""
+    runner = CliRunner()
+    old = os.getcwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        with runner.isolation() as streams:
+            code = main(list(args))
+            out = streams[0].getvalue().decode("utf-8", "replace")
+            err = streams[1].getvalue().decode("utf-8", "replace") if streams[1] is not None else ""
+    finally:
+        os.chdir(old)
+    return Result(code, out, err)
+
+
+def run_subprocess(*args: str, cwd: Path | str, env: dict[str, str] | None = None,
+                   input: str | None = None) -> Result:
+    """Run the installed CLI as a separate process, as users and hooks do."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "aoven_git", *args], cwd=cwd, capture_output=True, text=True,
+        env={**os.environ, **(env or {})}, input=input, check=False,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def cli() -> type[Result]:
+    return Result
+
+
+class GitRepo:
+    """A real repository in a temporary directory, with helpers for building histories."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        self.git("init", "-q")
+
+    def git(self, *args: str, author: tuple[str, str] | None = None, env: dict[str, str] | None = None,
+            check: bool = True) -> str:
+        full_env = dict(os.environ)
+        if author is not None:
+            name, email = author
+            full_env.update({"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+                             "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email})
+        full_env.update(env or {})
+        proc = subprocess.run(["git", *args], cwd=self.path, capture_output=True, text=True,
+                              env=full_env, check=False)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+        return proc.stdout.strip()
+
+    def write(self, rel: str, content: str | bytes) -> Path:
+        target = self.path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content, encoding="utf-8")
+        return target
+
+    def commit(self, message: str, *paths: str, author: tuple[str, str] | None = None,
+               env: dict[str, str] | None = None) -> str:
+        """Stage `paths` (all changes when none) and commit; returns the commit id."""
+        if paths:
+            self.git("add", "-A", "--", *paths)
+        else:
+            self.git("add", "-A")
+        self.git("commit", "-q", "--allow-empty", "-m", message, author=author, env=env)
+        return self.git("rev-parse", "HEAD")
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> GitRepo:
+    return GitRepo(tmp_path / "repo")
+
+
+@pytest.fixture
+def example_study(tmp_path: Path) -> Iterator[Path]:
+    """A plain folder (not a git repo) holding the plan at its root and the example study."""
+    root = tmp_path / "study"
+    shutil.copytree(EXAMPLE, root / "tests" / "phase2")
+    shutil.copy(root / "tests" / "phase2" / "aoven.yaml", root / "aoven.yaml")
+    yield root
