@@ -47,10 +47,6 @@ def annotation_lines(annotations: Iterable[Annotation], *, limit: int = ANNOTATI
     rest = items[limit:]
     if rest:
         errors = sum(1 for a in rest if a.level == "error")
-        out.append(
-            format_annotation(
-                Annotation("error" if errors else "warning",
-                           f"{len(rest)} more finding(s) not annotated ({errors} error(s)); see the job log or report")
-            )
-        )
+        message = f"{len(rest)} more finding(s) not annotated ({errors} error(s)); see the job log or report"
+        out.append(format_annotation(Annotation("error" if errors else "warning", message)))
     return out

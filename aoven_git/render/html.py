@@ -1,0 +1,399 @@
+"""Self-contained HTML rendering of the report dict.
+
+One file, readable offline and archivable as a CI artifact: inline CSS, inline SVG charts, no
+JavaScript, no fonts/images/links to fetch. A Content-Security-Policy meta tag makes the browser
+refuse any external load or script, so even a mistake in escaping cannot turn a rater name into
+running code. Tables are the same `Table` objects the Markdown renderer draws.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import Any
+
+from aoven_git.render.markdown import (
+    DASH,
+    Cell,
+    Table,
+    _describe,
+    _exact,
+    _labels,
+    cell_tables,
+    fmt_kappa,
+    fmt_mean,
+    fmt_pct,
+    kappa_tables,
+    means_table,
+    questions_table,
+    rules_table,
+    self_bias_table,
+    validation_table,
+    violations_table,
+)
+from aoven_git.render.svg import kappa_chart, means_chart, questions_chart
+
+__all__ = ["render_html"]
+
+VERDICT_CLASS = {
+    "PASS": "pass",
+    "FAIL": "fail",
+    "INCONCLUSIVE": "amber",
+    "CONTESTED": "amber",
+    "NOT-READY": "grey",
+}
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+CSS = """
+:root {
+  --ink: #1f2933; --muted: #5f6b7a; --line: #dde2e8; --bg: #ffffff; --soft: #f6f7f9;
+  --good: #2f7d4f; --good-bg: #e7f4ec; --bad: #b83232; --bad-bg: #fbeaea;
+  --warn: #9a6100; --warn-bg: #fff3dc; --grey: #4b5563; --grey-bg: #eef0f3;
+  --a: #d08a00; --b: #0072b2;
+}
+* { box-sizing: border-box; }
+html { -webkit-text-size-adjust: 100%; }
+body {
+  margin: 0; background: var(--bg); color: var(--ink);
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", "Liberation Sans",
+        "DejaVu Sans", Arial, sans-serif;
+}
+main { max-width: 1080px; margin: 0 auto; padding: 28px 24px 48px; }
+h1 { font-size: 1.55rem; margin: 0 0 2px; letter-spacing: -0.01em; }
+h2 { font-size: 1.2rem; margin: 36px 0 10px; padding-bottom: 6px; border-bottom: 1px solid var(--line); }
+h3 { font-size: 1rem; margin: 22px 0 8px; }
+p { margin: 6px 0 10px; }
+code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono",
+              "DejaVu Sans Mono", monospace; font-size: 0.88em; }
+.meta { color: var(--muted); margin: 0; }
+.meta span + span::before { content: " · "; }
+.verdict { margin: 20px 0 8px; border-radius: 10px; padding: 18px 22px; border: 1px solid;
+           border-left-width: 8px; }
+.verdict .badge { display: inline-block; font-weight: 700; font-size: 1.45rem; letter-spacing: 0.04em;
+                  padding: 2px 14px; border-radius: 6px; color: #fff; }
+.verdict .label { font-size: 0.8rem; text-transform: uppercase; letter-spacing: 0.08em; color: var(--muted);
+                  margin-right: 10px; }
+.verdict .summary { font-size: 1.08rem; margin: 12px 0 6px; }
+.verdict ol, .verdict ul { margin: 6px 0 0; padding-left: 22px; }
+.verdict h3 { margin: 12px 0 2px; font-size: 0.9rem; }
+.v-pass { background: var(--good-bg); border-color: var(--good); }
+.v-pass .badge { background: var(--good); }
+.v-fail { background: var(--bad-bg); border-color: var(--bad); }
+.v-fail .badge { background: var(--bad); }
+.v-amber { background: var(--warn-bg); border-color: #c98a12; }
+.v-amber .badge { background: #b7740a; }
+.v-grey { background: var(--grey-bg); border-color: var(--grey); }
+.v-grey .badge { background: var(--grey); }
+.terminal { font-weight: 600; color: var(--bad); }
+.figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 10px;
+           margin: 14px 0; }
+.figure { border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; background: var(--soft); }
+.figure .k { font-size: 0.75rem; text-transform: uppercase; letter-spacing: 0.07em; color: var(--muted); }
+.figure .v { font-size: 1.35rem; font-weight: 650; font-variant-numeric: tabular-nums; }
+.figure .s { font-size: 0.8rem; color: var(--muted); }
+nav.toc { font-size: 0.9rem; margin: 10px 0 0; display: flex; flex-wrap: wrap; gap: 4px 14px; }
+nav.toc a { color: var(--b); text-decoration: none; white-space: nowrap; }
+.scroll { overflow-x: auto; -webkit-overflow-scrolling: touch; margin: 8px 0 14px; }
+table { border-collapse: collapse; width: 100%; font-size: 0.88rem; font-variant-numeric: tabular-nums; }
+th, td { padding: 5px 9px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+th { background: var(--soft); font-weight: 600; white-space: nowrap; border-bottom: 2px solid var(--line); }
+td code { white-space: nowrap; }
+table.kappa td.t-warn { min-width: 16em; }
+td.num, th.num { text-align: right; white-space: nowrap; }
+tbody tr:nth-child(even) td { background: #fbfcfd; }
+.t-good { color: var(--good); font-weight: 600; }
+.t-bad { color: var(--bad); font-weight: 600; }
+.t-warn { color: var(--warn); font-weight: 600; }
+.t-muted { color: var(--muted); }
+.note { color: var(--muted); font-size: 0.9rem; }
+.status { display: inline-block; padding: 1px 10px; border-radius: 999px; font-weight: 600;
+          font-size: 0.9rem; }
+.s-good { background: var(--good-bg); color: var(--good); }
+.s-bad { background: var(--bad-bg); color: var(--bad); }
+.s-warn { background: var(--warn-bg); color: var(--warn); }
+.s-grey { background: var(--grey-bg); color: var(--grey); }
+figure.chart-box { margin: 10px 0 16px; border: 1px solid var(--line); border-radius: 8px; padding: 8px;
+                   overflow-x: auto; }
+figure.chart-box figcaption { font-size: 0.85rem; color: var(--muted); padding: 2px 6px 0; }
+svg.chart { display: block; width: 100%; height: auto; min-width: 560px; font-family: inherit; }
+svg.chart text { font-size: 12px; }
+svg.chart text:not([fill]) { fill: var(--ink); }
+svg.chart text.legend:not([fill]), svg.chart text.tick:not([fill]),
+svg.chart text.axis-title:not([fill]), svg.chart text.value:not([fill]) { fill: var(--muted); }
+svg.chart text.value { font-size: 10px; }
+svg.chart text.sub, svg.chart text.kappa-status, svg.chart text.threshold-label { font-size: 11px; }
+svg.chart text.cat, svg.chart text.kappa-value { font-weight: 600; }
+svg.chart text.kappa-undefined { font-style: italic; }
+footer { margin-top: 40px; color: var(--muted); font-size: 0.85rem; border-top: 1px solid var(--line);
+         padding-top: 10px; }
+@media (max-width: 640px) {
+  main { padding: 16px 12px 32px; }
+  body { font-size: 14px; }
+  .verdict { padding: 14px; }
+}
+@media print {
+  body { font-size: 11pt; }
+  main { max-width: none; padding: 0; }
+  nav.toc { display: none; }
+  * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+  h2 { break-after: avoid; }
+  figure.chart-box, .verdict, tr { break-inside: avoid; }
+  .scroll, figure.chart-box { overflow: visible; }
+  svg.chart { min-width: 0; }
+}
+"""
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _cell(cell: Cell, tag: str = "td") -> str:
+    classes = []
+    if cell.num:
+        classes.append("num")
+    if cell.tone:
+        classes.append(f"t-{cell.tone}")
+    attr = f' class="{" ".join(classes)}"' if classes else ""
+    body = _e(cell.text)
+    if cell.code and cell.text not in ("", DASH):
+        body = f"<code>{body}</code>"
+    return f"<{tag}{attr}>{body}</{tag}>"
+
+
+def _table(table: Table, cls: str = "") -> str:
+    head = "".join(
+        f'<th scope="col"{" class=num" if i in table.numeric else ""}>{_e(h)}</th>'
+        for i, h in enumerate(table.headers)
+    )
+    body = "\n".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in table.rows)
+    klass = f' class="{_e(cls)}"' if cls else ""
+    return (f'<div class="scroll"><table{klass}>\n<thead><tr>{head}</tr></thead>\n'
+            f"<tbody>\n{body}\n</tbody></table></div>")
+
+
+def _code(text: Any) -> str:
+    return f"<code>{_e(text)}</code>"
+
+
+def _figure(svg: str, caption: str) -> str:
+    return f'<figure class="chart-box">\n{svg}\n<figcaption>{_e(caption)}</figcaption>\n</figure>'
+
+
+def _verdict_block(report: Mapping[str, Any]) -> str:
+    verdict = str(report.get("verdict") or "UNKNOWN")
+    klass = VERDICT_CLASS.get(verdict, "grey")
+    parts = [f'<section class="verdict v-{klass}" id="verdict" aria-label="Verdict">',
+             f'<span class="label">Verdict</span><span class="badge">{_e(verdict)}</span>']
+    if report.get("summary"):
+        parts.append(f'<p class="summary">{_e(report["summary"])}</p>')
+    if report.get("terminal"):
+        parts.append('<p class="terminal">Terminal: a second inconclusive round; study v0.1 ends here.</p>')
+    reasons = [r for r in report.get("reasons") or [] if r not in (None, "")]
+    if reasons:
+        parts.append("<h3>Why</h3><ol>" + "".join(f"<li>{_e(r)}</li>" for r in reasons) + "</ol>")
+    if report.get("not_ready"):
+        parts.append("<h3>Not ready because</h3><ul>"
+                     + "".join(f"<li>{_e(r)}</li>" for r in report["not_ready"]) + "</ul>")
+    pending = {p: rs for p, rs in (report.get("pending_raters") or {}).items() if rs}
+    if pending:
+        parts.append("<p><strong>Pending raters:</strong> " + "; ".join(
+            f"pass {_code(p)}: " + ", ".join(_code(r) for r in rs) for p, rs in pending.items()) + "</p>")
+    extremes = report.get("extremes")
+    if isinstance(extremes, Mapping):
+        items = []
+        for key, label in (("best", "best case for B"), ("worst", "worst case for B")):
+            e = extremes.get(key) or {}
+            items.append(f"<li>{label}: <strong>{_e(e.get('verdict') or DASH)}</strong> (improvement "
+                         f"{_e(fmt_pct(e.get('improvement'), e.get('improvement_exact')))})</li>")
+        parts.append("<h3>Contested cells at both extremes</h3><ul>" + "".join(items) + "</ul>")
+    robust = report.get("robust_to_contested")
+    if isinstance(robust, int) and robust > 0:
+        parts.append(f"<p>The verdict is robust to {robust} contested cell{'s' if robust != 1 else ''}.</p>")
+    retest = report.get("retest")
+    if isinstance(retest, Mapping):
+        refs = ", ".join(_code(r) for r in retest.get("refinements") or []) or "none"
+        parts.append(f"<p><strong>Re-test round</strong> {_code(retest.get('round') or DASH)}; "
+                     f"refinements: {refs}</p>")
+        if retest.get("problems"):
+            items = "".join(f'<li class="t-warn">{_e(p)}</li>' for p in retest["problems"])
+            parts.append(f"<ul>{items}</ul>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _figures(report: Mapping[str, Any]) -> str:
+    a, b = _labels(report)
+    means, means_exact = report.get("means") or {}, report.get("means_exact") or {}
+    rules = {r.get("id"): r for r in report.get("rules") or []}
+    thr = rules.get("pass.improvement", {})
+    seals = report.get("seals") or {}
+    raters = sorted({r for rs in (report.get("raters") or {}).values() for r in rs or []})
+    items = [
+        ("Improvement", fmt_pct(report.get("improvement"), report.get("improvement_exact")),
+         f"pass needs ≥ {fmt_pct(thr.get('threshold'), thr.get('threshold_exact'))}" if thr else ""),
+        (f"Mean {a}", fmt_mean(means.get(a), means_exact.get(a)), "aggregate, baseline"),
+        (f"Mean {b}", fmt_mean(means.get(b), means_exact.get(b)), "aggregate, treatment"),
+        ("Counted dimensions",
+         f"{len(report.get('counted_dimensions') or [])} / {len(report.get('dimensions') or [])}",
+         f"κ ≥ {fmt_kappa((report.get('kappa_settings') or {}).get('threshold'))}"
+         if (report.get("kappa_settings") or {}).get("threshold") is not None else ""),
+        ("Raters", str(len(raters)), ", ".join(raters)),
+        ("Seals", str(seals.get("status") or "not-verified"), "verified from git history"
+         if seals.get("verified") else "not verified"),
+    ]
+    cards = "".join(f'<div class="figure"><div class="k">{_e(k)}</div><div class="v">{_e(v)}</div>'
+                    f'<div class="s">{_e(s)}</div></div>' for k, v, s in items)
+    return f'<section class="figures" aria-label="Key figures">{cards}</section>'
+
+
+_SEAL_CLASS = {"complete": "s-good", "pending": "s-warn", "violated": "s-bad", "not-verified": "s-grey"}
+_SEAL_TEXT = {"complete": "complete", "pending": "pending", "violated": "violated",
+              "not-verified": "seals were not verified"}
+
+
+def _seals(report: Mapping[str, Any]) -> str:
+    seals = report.get("seals") or {}
+    status = str(seals.get("status") or "not-verified")
+    out = [f'<p><span class="status {_SEAL_CLASS.get(status, "s-grey")}">{_e(_SEAL_TEXT.get(status, status))}'
+           f"</span> {_e(seals.get('message') or '')}</p>"]
+    if status == "not-verified" and not seals.get("message"):
+        out.append('<p class="note">Not a git repository, or verification was skipped.</p>')
+    vt = violations_table(report)
+    if vt.rows:
+        out.append(f"<h3>Violations ({len(vt.rows)})</h3>" + _table(vt))
+    forced = seals.get("forced_reveals") or []
+    if forced:
+        items = "".join(f"<li>{_e(_describe(f))}</li>" for f in forced)
+        out.append(f"<h3>Forced reveals</h3><ul>{items}</ul>")
+    return "\n".join(out)
+
+
+def _validation(report: Mapping[str, Any]) -> str:
+    val = report.get("validation")
+    if not isinstance(val, Mapping):
+        return '<p class="note">Score files were not validated.</p>'
+    files = val.get("files") or []
+    errors, warnings = val.get("errors") or 0, val.get("warnings") or 0
+    cls = "s-good" if val.get("ok") else "s-bad"
+    out = [f'<p><span class="status {cls}">{"valid" if val.get("ok") else "invalid"}</span> '
+           f"{len(files)} score file{'s' if len(files) != 1 else ''}: "
+           f"{errors} error{'s' if errors != 1 else ''}, "
+           f"{warnings} warning{'s' if warnings != 1 else ''}.</p>"]
+    vt = validation_table(report)
+    if vt.rows:
+        out.append(_table(vt))
+    return "\n".join(out)
+
+
+def _blinding(report: Mapping[str, Any]) -> str:
+    blinding = report.get("blinding")
+    _, b = _labels(report)
+    used = (blinding or {}).get("used") or report.get("b_scores_from")
+    if isinstance(blinding, Mapping):
+        q_div = _exact(blinding.get("divergence"), blinding.get("divergence_exact"))
+        q_thr = _exact(blinding.get("threshold"), blinding.get("threshold_exact"))
+        cmp = "vs" if q_div is None or q_thr is None else ("≤" if q_div <= q_thr else ">")
+        first = (f"<p>Mean |blinded − unblinded| divergence of {_e(b)} scores (pass "
+                 f"{_code(blinding.get('pass') or DASH)}): <strong>"
+                 f"{_e(fmt_mean(blinding.get('divergence'), blinding.get('divergence_exact')))}</strong> "
+                 f"{cmp} "
+                 f"threshold {_e(fmt_mean(blinding.get('threshold'), blinding.get('threshold_exact')))}.</p>")
+    else:
+        first = "<p>The plan has no stripped pass; no blinding divergence was computed.</p>"
+    return first + f"\n<p>{_e(b)} scores used for the verdict: pass {_code(used or DASH)}.</p>"
+
+
+def render_html(report: Mapping[str, Any]) -> str:
+    """The report as one self-contained HTML page (no network, no scripts)."""
+    a, b = _labels(report)
+    verdict = str(report.get("verdict") or "UNKNOWN")
+    study = str(report.get("study") or "study")
+    title = f"{verdict} · {study} · round {report.get('round') or DASH} · aoven-git report"
+    meta = [f"<span>round {_code(report.get('round') or DASH)}</span>"]
+    if report.get("plan_version") is not None:
+        meta.append(f"<span>plan version {_e(report['plan_version'])}</span>")
+    if report.get("verdict_pass"):
+        meta.append(f"<span>verdict pass {_code(report['verdict_pass'])}</span>")
+    if report.get("generated_by"):
+        meta.append(f"<span>{_e(report['generated_by'])}</span>")
+    sections = [
+        ("rules", "Rules"), ("means", "Means per dimension"), ("agreement", "Agreement"),
+        ("cells", "Flagged and contested cells"), ("self-bias", "Self-bias"), ("blinding", "Blinding"),
+        ("seals", "Seals"), ("validation", "Validation"), ("questions", "Questions"),
+    ]
+    toc = "".join(f'<a href="#{sid}">{_e(name)}</a>' for sid, name in sections)
+    body: list[str] = [
+        "<header>",
+        f"<h1>aoven-git report: {_e(study)}</h1>",
+        f'<p class="meta">{"".join(meta)}</p>',
+        "</header>",
+        _verdict_block(report),
+        _figures(report),
+        f'<nav class="toc" aria-label="Contents">{toc}</nav>',
+        '<section id="rules"><h2>Rules</h2>',
+        _table(rules_table(report), "rules"),
+        "</section>",
+        '<section id="means"><h2>Means per dimension</h2>',
+        _figure(means_chart(report), f"Mean score per dimension, {a} vs {b} (lower is better). "
+                "Faded bars on a grey band: excluded from the verdict."),
+        _table(means_table(report), "means"),
+        "</section>",
+    ]
+    ks = report.get("kappa_settings") or {}
+    settings = [f"weights {ks.get('weights') or DASH}",
+                f"threshold {fmt_kappa(ks.get('threshold')) if ks.get('threshold') is not None else DASH}",
+                f"aggregate over pairs: {ks.get('aggregate') or DASH}"]
+    if ks.get("bootstrap"):
+        settings.append(f"95% bootstrap intervals from {ks['bootstrap']} resamples (seed {ks.get('seed')})")
+    body += ['<section id="agreement"><h2>Agreement (weighted κ)</h2>',
+             f'<p class="note">{_e(", ".join(settings))}. α is Krippendorff\'s α (ordinal).</p>']
+    raters = report.get("raters") or {}
+    for i, (pass_id, table) in enumerate(kappa_tables(report)):
+        tag = " (verdict pass)" if pass_id == report.get("verdict_pass") else ""
+        svg_id = "chart-kappa" if i == 0 else f"chart-kappa-{i + 1}"
+        who = ", ".join(_code(r) for r in raters.get(pass_id) or [])
+        body += [f"<h3>Pass {_code(pass_id)}{_e(tag)}</h3>",
+                 f"<p>Raters: {who}.</p>" if who else "",
+                 _figure(kappa_chart(report, pass_id, svg_id=svg_id),
+                         f"Weighted κ per dimension, pass {pass_id}; dashed line: threshold."),
+                 _table(table, "kappa")]
+    body.append("</section>")
+    key_cells, other_cells = cell_tables(report)
+    body.append('<section id="cells"><h2>Flagged and contested cells</h2>')
+    body.append(_table(key_cells, "cells") if key_cells.rows
+                else '<p class="note">No flagged or contested cells.</p>')
+    if other_cells.rows:
+        body += ["<h3>Other disagreements, resolved by the plan's rule</h3>", _table(other_cells, "cells")]
+    body.append("</section>")
+    flagged = sum(1 for e in report.get("self_bias") or [] if e.get("flagged"))
+    body += ['<section id="self-bias"><h2>Self-bias</h2>',
+             f"<p>{flagged} rater pass{'es' if flagged != 1 else ''} flagged for re-audit (no cell with "
+             f"{_e(b)} scored worse than {_e(a)}).</p>" if flagged
+             else "<p>No rater pass flagged for re-audit.</p>"]
+    sb = self_bias_table(report)
+    if sb.rows:
+        body.append(_table(sb, "self-bias"))
+    body.append("</section>")
+    body += ['<section id="blinding"><h2>Blinding</h2>', _blinding(report), "</section>",
+             '<section id="seals"><h2>Seals</h2>', _seals(report), "</section>",
+             '<section id="validation"><h2>Validation</h2>', _validation(report), "</section>",
+             '<section id="questions"><h2>Questions</h2>',
+             _figure(questions_chart(report),
+                     f"Aggregate per question over the counted dimensions, {a} vs {b}; "
+                     "under each question: improved counted dimensions (✓ = the question improves)."),
+             _table(questions_table(report), "questions"),
+             "</section>"]
+    foot = _e(report.get("generated_by") or "aoven-git")
+    if report.get("schema"):
+        foot += f" · schema {_code(report['schema'])}"
+    body.append(f"<footer>Generated by {foot}. Self-contained: no scripts, no network.</footer>")
+    head = (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        f'<meta name="generator" content="{_e(report.get("generated_by") or "aoven-git")}">\n'
+        f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n"
+    )
+    return head + "\n".join(part for part in body if part) + "\n</main>\n</body>\n</html>\n"

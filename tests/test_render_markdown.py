@@ -1,0 +1,423 @@
+"""Markdown rendering of the report dict: golden file, structure, escaping, truncation.
+
+Regenerate the golden file after an intended change (then review the diff):
+
+    AOVEN_UPDATE_GOLDEN=1 python -m pytest tests/test_render_markdown.py -q -k golden
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from aoven_git.render.markdown import (
+    fmt_kappa,
+    fmt_mean,
+    fmt_pct,
+    render_markdown,
+    truncate_summary,
+)
+
+HERE = Path(__file__).resolve().parent
+SAMPLE = HERE / "fixtures" / "report_sample.json"
+GOLDEN = HERE / "golden" / "report_sample.md"
+EVIL = "<script>alert(1)</script>"
+
+
+def sample() -> dict[str, Any]:
+    return json.loads(SAMPLE.read_text(encoding="utf-8"))
+
+
+# --- variants derived from the sample (shared with test_render_html) ----------------------------
+
+
+def not_ready_report() -> dict[str, Any]:
+    r = sample()
+    r.update(verdict="NOT-READY", summary="NOT-READY: seal violations and a pending rater.",
+             reasons=["seal rules violated (2 violations)",
+                      "required rater logician is pending in pass blinded"],
+             not_ready=["required rater logician has not revealed scores for pass blinded",
+                        "seal violation: scores_cto.md changed after its seal"],
+             pending_raters={"unblinded": [], "blinded": ["logician"]})
+    r["seals"] = {"verified": True, "status": "violated", "message": "2 violations found in history",
+                  "violations": [
+                      {"code": "sealed-file-changed", "rater": "cto",
+                       "commit": "3f2a9c4e5b6d7081928374655647382910abcdef",
+                       "message": "scores_cto.md changed after its seal"},
+                      {"code": "read-before-seal", "rater": "redteam",
+                       "commit": "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678",
+                       "message": "scores_logician.md was readable before redteam sealed"},
+                  ],
+                  "forced_reveals": [{"rater": "logician", "pass": "blinded",
+                                      "commit": "0123456789abcdef0123456789abcdef01234567",
+                                      "message": "revealed with --force"}]}
+    return r
+
+
+def contested_report() -> dict[str, Any]:
+    r = sample()
+    r.update(verdict="CONTESTED", summary="CONTESTED: the verdict depends on 1 contested cell.",
+             contested_cells=["Q2/B/D8"],
+             extremes={"best": {"verdict": "PASS", "improvement": 0.33},
+                       "worst": {"verdict": "INCONCLUSIVE", "improvement": 0.18}})
+    r["cells"].append({"cell": "Q2/B/D8", "pass": "unblinded",
+                       "scores": {"cto": 0, "logician": 3, "redteam": 1}, "flagged": True,
+                       "resolution": "contested", "value": None, "value_exact": None})
+    return r
+
+
+def undefined_kappa_report() -> dict[str, Any]:
+    r = sample()
+    k = r["kappa"]["unblinded"]["D3"]
+    k.update(value=None, min=None, mean=None, counts=False, reason=None)
+    k["pairs"]["cto~logician"] = None
+    k["intervals"]["cto~logician"] = None
+    r["kappa"]["unblinded"]["D5"].update(value=None, reason="both raters constant", counts=False)
+    r["improvement"] = None
+    r["improvement_exact"] = None
+    r["rules"][0].update(value=None, value_exact=None, outcome="not-evaluable",
+                         reason="D3 does not count (kappa undefined)")
+    r["verdict"] = "INCONCLUSIVE"
+    return r
+
+
+def not_verified_report() -> dict[str, Any]:
+    r = sample()
+    r["seals"] = {"verified": False, "status": "not-verified", "message": "not a git repository",
+                  "violations": [], "forced_reveals": []}
+    r["validation"] = None
+    r["blinding"] = None
+    return r
+
+
+def evil_report() -> dict[str, Any]:
+    """User-controlled strings everywhere they can appear."""
+    r = sample()
+    pair = f"cto~{EVIL}"
+    for p in r["raters"]:
+        r["raters"][p] = ["cto", EVIL]
+    for per_dim in r["kappa"].values():
+        for k in per_dim.values():
+            k["pairs"] = {pair: 0.7}
+            k["intervals"] = {pair: [0.5, 0.9]}
+    r["cells"] = [{"cell": "Q1/A/D1|x", "pass": "unblinded", "scores": {"cto": 1, EVIL: 3}, "flagged": True,
+                   "resolution": "consensus", "value": 2.0, "value_exact": "2"}]
+    r["flagged_cells"] = ["Q1/A/D1|x"]
+    r["self_bias"] = [{"rater": EVIL, "pass": "unblinded", "flagged": True, "b_worse": 0}]
+    r["dimensions"][0]["name"] = 'Quote" onload="alert(2)'
+    r["seals"]["status"] = "violated"
+    r["seals"]["violations"] = [{"code": "x", "rater": EVIL, "commit": "deadbeef" * 5,
+                                 "message": '"><img src=x onerror=alert(3)> | `tick` **bold** [l](http://e.x)'}]
+    r["reasons"] = ["line one\nline two | pipe"]
+    return r
+
+
+VARIANTS = {
+    "sample": sample,
+    "not_ready": not_ready_report,
+    "contested": contested_report,
+    "undefined_kappa": undefined_kappa_report,
+    "not_verified": not_verified_report,
+    "evil": evil_report,
+}
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def md_tables(markdown: str) -> list[list[list[str]]]:
+    """Tables as rows of cell texts, parsed by a real GFM-table parser (markdown-it-py)."""
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    tables: list[list[list[str]]] = []
+    row: list[str] | None = None
+    for i, tok in enumerate(tokens):
+        if tok.type == "table_open":
+            tables.append([])
+        elif tok.type == "tr_open":
+            row = []
+        elif tok.type in ("th_open", "td_open"):
+            inline = tokens[i + 1]
+            text = "".join(c.content for c in inline.children or [] if c.type in ("text", "code_inline"))
+            assert row is not None
+            row.append(text)
+        elif tok.type == "tr_close":
+            assert row is not None
+            tables[-1].append(row)
+    return tables
+
+
+def table_with(markdown: str, first_header: str) -> list[list[str]]:
+    found = [t for t in md_tables(markdown) if t and t[0][0] == first_header]
+    assert found, f"no table starting with {first_header!r}"
+    return found[0]
+
+
+# --- golden --------------------------------------------------------------------------------------
+
+
+def test_golden_markdown_for_sample() -> None:
+    text = render_markdown(sample())
+    if os.environ.get("AOVEN_UPDATE_GOLDEN") == "1":
+        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+        GOLDEN.write_text(text, encoding="utf-8")
+        pytest.skip("golden file rewritten; review the diff")
+    assert text == GOLDEN.read_text(encoding="utf-8")
+
+
+# --- structure -----------------------------------------------------------------------------------
+
+
+def test_rules_table_lists_every_rule_with_its_outcome() -> None:
+    report = sample()
+    rows = table_with(render_markdown(report), "rule")
+    assert rows[0] == ["rule", "kind", "condition", "value", "threshold", "outcome", "reason"]
+    by_id = {r[0]: r for r in rows[1:]}
+    assert len(by_id) == len(report["rules"]) == 17
+    for rule in report["rules"]:
+        row = by_id[rule["id"]]
+        expected = {("pass", "met"): "✅ met", ("fail", "not-met"): "✅ not met"}
+        assert row[5] == expected[(rule["kind"], rule["outcome"])]
+    assert by_id["pass.improvement"][3] == "42.9% (143/333)"
+    assert by_id["pass.improvement"][4] == "20.0%"
+    assert by_id["pass.questions"][3:5] == ["7", "6"]
+    assert by_id["pass.regression.D2"][3] == "-0.97 (-29/30)"  # exact value shown when rounding hides it
+    assert by_id["pass.load.D8"][3] == "0.20"  # 1/5 is exact: no fraction
+
+
+def test_fail_rule_met_and_not_evaluable_outcomes() -> None:
+    r = sample()
+    r["rules"][9].update(outcome="met")  # fail.improvement
+    r["rules"][0].update(outcome="not-evaluable", reason="D8 does not count")
+    rows = {row[0]: row for row in table_with(render_markdown(r), "rule")[1:]}
+    assert rows["fail.improvement"][5] == "⛔ met: fails"
+    assert rows["pass.improvement"][5] == "⚪ not evaluable"
+    assert rows["pass.improvement"][6] == "D8 does not count"
+
+
+def test_means_table_marks_excluded_dimension_and_kind() -> None:
+    rows = {r[0]: r for r in table_with(render_markdown(sample()), "dimension")[1:]}
+    assert rows["D1"][2:] == ["epistemic", "2.00", "1.00", "-1.00", "counted"]
+    assert rows["D8"][2:] == ["quality · load", "0.80", "1.00", "+0.20", "counted"]
+    assert rows["D7"][6] == "⛔ excluded: kappa 0.412 below 0.6 (cto~logician)"
+
+
+def test_kappa_tables_per_pass_with_intervals() -> None:
+    text = render_markdown(sample())
+    kappa_tables = [t for t in md_tables(text) if t[0][:2] == ["dimension", "κ"]]
+    assert len(kappa_tables) == 2  # unblinded (verdict pass first), blinded
+    assert text.index("### Pass `unblinded` (verdict pass)") < text.index("### Pass `blinded`")
+    head, *rows = kappa_tables[0]
+    assert head == ["dimension", "κ", "counts", "min", "mean", "α", "n",
+                    "cto~logician", "cto~redteam", "logician~redteam"]
+    d1 = rows[0]
+    assert d1[:7] == ["D1", "0.790", "yes", "0.790", "0.828", "0.818", "20"]
+    assert d1[7] == "0.831 [0.642, 0.939]"
+    d7 = rows[6]
+    assert d7[1:3] == ["0.412", "⛔ no"]
+    blinded_d8 = kappa_tables[1][8]
+    assert blinded_d8[1] == ("undefined (κ undefined for cto~logician: both raters scored every item 1 "
+                             "(expected agreement = 1))")
+    assert blinded_d8[7] == "undefined"
+    assert blinded_d8[3:5] == ["—", "—"]
+
+
+def test_undefined_kappa_without_reason_still_says_why_missing() -> None:
+    text = render_markdown(undefined_kappa_report())
+    rows = {r[0]: r for r in md_tables(text)[2][1:]}  # rules, means, then the verdict pass kappa table
+    assert rows["D3"][1] == "undefined (no reason given)"
+    assert rows["D5"][1] == "undefined (both raters constant)"
+    assert rows["D3"][7] == "undefined"
+    assert "**Improvement:** undefined" in text
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_no_nan_or_none_leaks(name: str) -> None:
+    text = render_markdown(VARIANTS[name]())
+    assert not re.search(r"\b(nan|NaN|None|null|inf|Infinity)\b", text), name
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_table_rows_have_header_width(name: str) -> None:
+    """Counted on the raw text: a GFM parser silently pads or drops cells, so it would hide this."""
+    text = render_markdown(VARIANTS[name]())
+    block: list[str] = []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            block.append(line)
+            continue
+        if block:
+            widths = {len(re.split(r"(?<!\\)\|", row)) for row in block}
+            assert len(widths) == 1, block
+            block = []
+
+
+def test_cells_flagged_with_each_rater_score_and_resolution() -> None:
+    rows = table_with(render_markdown(sample()), "cell")
+    assert rows[0] == ["cell", "pass", "cto", "logician", "redteam", "resolution", "value"]
+    assert rows[1] == ["Q6/A/D3", "unblinded", "3", "1", "2", "consensus", "2.00"]
+    assert len(rows) == 2
+    text = render_markdown(sample())
+    assert "| `Q6/B/D2` | `unblinded` | 1 | 2 | 1 | mean | 1.33 |" in text
+
+
+def test_contested_shows_both_extremes_and_cell() -> None:
+    text = render_markdown(contested_report())
+    assert "## 🟠 Verdict: **CONTESTED**" in text
+    assert "best case for B: **PASS** (improvement 33.0%)" in text
+    assert "worst case for B: **INCONCLUSIVE** (improvement 18.0%)" in text
+    rows = {r[0]: r for r in table_with(text, "cell")[1:]}
+    assert rows["Q2/B/D8"][2:] == ["0", "3", "1", "⚖️ contested", "—"]
+
+
+def test_self_bias_and_blinding() -> None:
+    text = render_markdown(sample())
+    rows = table_with(text, "rater")
+    assert ["logician", "unblinded", "0", "🚩 flagged for re-audit"] in rows
+    assert sum(1 for r in rows if "flagged" in r[3]) == 1
+    assert "1 rater pass flagged for re-audit" in text
+    assert "**0.20** ≤ threshold 0.50" in text
+    assert "B scores used for the verdict: pass `unblinded`." in text
+    assert "no blinding divergence was computed" in render_markdown(not_verified_report())
+
+
+def test_seals_complete_violated_and_not_verified() -> None:
+    assert "✅ **complete**: 6 seals verified" in render_markdown(sample())
+    text = render_markdown(not_ready_report())
+    assert "## ⚪ Verdict: **NOT-READY**" in text
+    assert "⛔ **violated**" in text
+    rows = table_with(text, "code")
+    assert rows[1][:3] == ["sealed-file-changed", "cto", "3f2a9c4"]
+    assert rows[2][2] == "a1b2c3d"
+    assert "3f2a9c4e5b" not in text  # commits are shown as short ids
+    assert "- required rater logician has not revealed scores for pass blinded" in text
+    assert "**Pending raters:** pass `blinded`: `logician`" in text
+    assert "commit 0123456: revealed with --force" in text
+    nv = render_markdown(not_verified_report())
+    assert "⚠️ **seals were not verified**: not a git repository" in nv
+    assert "Score files were not validated." in nv
+
+
+def test_validation_summary() -> None:
+    text = render_markdown(sample())
+    assert "✅ 6 score files: 0 errors, 1 warning." in text
+    rows = table_with(text, "file")
+    assert rows[1][:4] == ["tests/phase2/scores_logician.md", "41", "⚠️ warning", "quote-normalised"]
+
+
+def test_questions_table() -> None:
+    rows = table_with(render_markdown(sample()), "question")
+    assert rows[0][:3] == ["question", "aggregate A", "aggregate B"]
+    assert rows[6] == ["Q6", "12.00", "4.33", "-7.67", "6 of 7", "✅ yes"]
+    assert rows[10] == ["Q10", "8.00", "9.00", "+1.00", "0 of 7", "no"]
+    assert sum(1 for r in rows[1:] if r[5] == "✅ yes") == 7
+
+
+def test_user_text_cannot_inject_html_or_break_tables() -> None:
+    text = render_markdown(evil_report())
+    rendered = MarkdownIt("commonmark").enable("table").render(text)
+    assert "<script" not in rendered
+    assert "<img" not in rendered
+    assert "<a href" not in rendered  # no link from a violation message
+    assert "<strong>bold</strong>" not in rendered
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered
+    rows = table_with(text, "cell")
+    assert rows[0] == ["cell", "pass", "cto", EVIL, "resolution", "value"]
+    assert rows[1][0] == "Q1/A/D1|x"
+    assert "1. line one line two \\| pipe" in text  # one list item, newline folded
+
+
+# --- numbers -------------------------------------------------------------------------------------
+
+
+def test_number_formatting_rounds_half_up_from_exact_values() -> None:
+    assert fmt_pct(0.3125, "5/16") == "31.3%"  # Python's round(31.25, 1) would give 31.2
+    assert fmt_pct(None, "1/3") == "33.3%"
+    assert fmt_pct(None, None) == "undefined"
+    assert fmt_kappa(0.8125) == "0.813"
+    assert fmt_kappa(-0.0004) == "0.000"  # never "-0.000"
+    assert fmt_kappa(float("nan"), "both raters constant") == "undefined (both raters constant)"
+    assert fmt_mean(None, "-29/30") == "-0.97"
+    assert fmt_mean(0.2, "1/5", signed=True) == "+0.20"
+    assert fmt_mean(-0.001, signed=True) == "0.00"
+    assert fmt_mean(None) == "—"
+
+
+# --- truncation ----------------------------------------------------------------------------------
+
+NOTE = "Report truncated"
+LINE_BREAKS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines() splits on all of these
+
+
+def test_truncate_leaves_small_summaries_alone() -> None:
+    text = render_markdown(sample())
+    assert truncate_summary(text) == text
+    assert truncate_summary(text, len(text.encode("utf-8"))) == text
+
+
+def test_truncate_cuts_at_line_boundary_under_limit_with_multibyte_text() -> None:
+    line = "| `Q1/A/D1` | κ 0.812 ✅ — 🟢 ünïcödé |\n"
+    text = "# report\n\n" + line * 5000
+    limit = 20_000
+    out = truncate_summary(text, limit)
+    data = out.encode("utf-8")
+    assert len(data) <= limit
+    assert len(data) > limit - 2 * len(line.encode("utf-8")) - 400  # did not throw away much more than needed
+    kept, note = out.split("\n\n> ⚠️ **Report truncated**", 1)
+    assert text.startswith(kept + "\n")  # a prefix of whole lines
+    assert "the JSON and HTML report artifacts" in note
+    n_lines = len(kept.splitlines())
+    assert f"after line {n_lines} of {len(text.splitlines())}" in note
+
+
+def test_truncate_default_limit_is_github_safe() -> None:
+    text = "ö" * 200 + "\n"
+    big = text * 6000  # ~2.4 MB
+    out = truncate_summary(big)
+    assert len(out.encode("utf-8")) <= 1_000_000 < 1024 * 1024
+    assert NOTE in out
+
+
+def test_truncate_mentions_given_artifact() -> None:
+    out = truncate_summary("a\n" * 1000, 500, full_report="the `aoven-report` artifact (report.html)")
+    assert "the `aoven-report` artifact (report.html)" in out
+    assert len(out.encode()) <= 500
+
+
+def test_truncate_with_limit_below_note_size_is_still_valid_utf8_under_limit() -> None:
+    out = truncate_summary("κ" * 1000 + "\n", 51)
+    assert len(out.encode("utf-8")) <= 51
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",),
+                                                  blacklist_characters=LINE_BREAKS), max_size=80),
+                   max_size=60),
+    limit=st.integers(min_value=300, max_value=4000),
+)
+def test_truncate_property(lines: list[str], limit: int) -> None:
+    text = "\n".join(lines) + "\n"
+    out = truncate_summary(text, limit)
+    assert len(out.encode("utf-8")) <= limit
+    if len(text.encode("utf-8")) <= limit:
+        assert out == text
+    else:
+        kept = out.split("\n\n> ⚠️ **Report truncated**", 1)[0]
+        assert kept == "" or text.startswith(kept.rstrip("\n") + "\n") or text.startswith(kept)
+        assert NOTE in out
+
+
+def test_renderer_does_not_mutate_input() -> None:
+    report = evil_report()
+    before = copy.deepcopy(report)
+    render_markdown(report)
+    assert report == before
