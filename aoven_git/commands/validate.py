@@ -1,0 +1,160 @@
+"""`aoven-git validate [FILES…] [--staged]`: check score and reconciliation files (SPEC §4.3).
+
+Exit 0 when no file has an error (warnings allowed), 1 when one has, 2 for a plan or usage error
+(a FILE outside the study dir, a file that does not exist), 3 when `--staged` is used outside a
+git repository (there is no index to read: nothing can be verified).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from aoven_git.commands._common import Study, format_option, study_options
+from aoven_git.errors import CannotVerify, UsageError
+from aoven_git.model import Plan
+from aoven_git.validation import STUDY_KINDS, ValidationReport, read_limited, validate_sources
+
+
+def _relpath(study: Study, name: str) -> str:
+    """Like `Study.relpath`, but a symlink is not followed: the link itself is the file checked."""
+    p = Path(name)
+    full = p if p.is_absolute() else Path.cwd() / p
+    full = full.parent.resolve() / full.name
+    try:
+        return full.relative_to(study.root.resolve()).as_posix()
+    except ValueError:
+        raise UsageError(f"{name} is outside the repository {study.root}") from None
+
+
+def _pick(study: Study, plan: Plan, files: tuple[str, ...]) -> list[str]:
+    """Repository-relative paths of FILES, each a score/reconciliation file of the study dir."""
+    from aoven_git.naming import classify
+
+    out: list[str] = []
+    bad: list[str] = []
+    for name in files:
+        rel = _relpath(study, name)
+        if classify(plan, rel).kind not in STUDY_KINDS:
+            bad.append(f"{name} ({rel})" if rel != name else name)
+            continue
+        out.append(rel)
+    if bad:
+        raise UsageError(
+            f"not a score or reconciliation file of the study dir {plan.study_dir}/: {', '.join(bad)} "
+            "(expected scores_<rater>[_<round>][_<pass>].md or reconciliation[_<round>][_<pass>].md)"
+        )
+    return list(dict.fromkeys(out))
+
+
+def _from_index(
+    study: Study, plan: Plan, wanted: list[str] | None
+) -> tuple[dict[str, bytes], set[str], dict[str, str]]:
+    from aoven_git import gitio
+    from aoven_git.naming import classify
+
+    if not study.in_git:
+        raise CannotVerify(f"--staged reads the git index, but {study.root} is not a git repository")
+    blobs = gitio.staged_blobs(study.root, [plan.study_dir])
+    links = gitio.staged_symlinks(study.root, [plan.study_dir])
+    files = {p: b for p, b in blobs.items() if classify(plan, p).kind in STUDY_KINDS}
+    if wanted is not None:
+        absent = [p for p in wanted if p not in files]
+        if absent:
+            raise UsageError(f"not in the git index (stage it with `git add` first): {', '.join(absent)}")
+        files = {p: files[p] for p in wanted}
+    responses = {
+        p: b.decode("utf-8", "replace")
+        for p, b in blobs.items()
+        if p.endswith(".md") and p not in files and p not in links
+    }
+    return files, links & set(files), responses
+
+
+def _from_work_tree(study: Study, plan: Plan, wanted: list[str]) -> tuple[dict[str, bytes], set[str]]:
+    files: dict[str, bytes] = {}
+    links: set[str] = set()
+    for rel in wanted:
+        full = study.root / rel
+        if full.is_symlink():
+            links.add(rel)
+            files[rel] = os.readlink(full).encode("utf-8", "surrogateescape")
+            continue
+        if not full.exists():
+            raise UsageError(f"{rel}: no such file")
+        if not full.is_file():
+            raise UsageError(f"{rel}: not a regular file")
+        try:
+            files[rel] = read_limited(full)
+        except OSError as exc:
+            raise UsageError(f"{rel}: cannot read: {exc.strerror or exc}") from None
+    return files, links
+
+
+def _text(report: ValidationReport, where: str) -> None:
+    for f in report.files:
+        for finding in f.findings:
+            loc = f"{finding.path}:{finding.line}" if finding.line else finding.path
+            click.echo(f"{loc}: {finding.severity}[{finding.code}]: {finding.message}")
+    n = len(report.files)
+    if n == 0:
+        click.echo(f"no score or reconciliation files {where}")
+        return
+    cells = sum(f.cells for f in report.files)
+    status = "ok" if report.ok else "FAILED"
+    click.echo(
+        f"validate: {status}: {n} file(s), {cells} cells, {report.error_count} error(s), "
+        f"{report.warning_count} warning(s)"
+    )
+
+
+def _github(report: ValidationReport) -> None:
+    from aoven_git.render.github import Annotation, annotation_lines
+
+    notes = [
+        Annotation(f.severity, f"{f.code}: {f.message}", f.path, f.line, f"aoven-git {f.code}")
+        for r in report.files
+        for f in r.findings
+    ]
+    for line in annotation_lines(notes):
+        click.echo(line)
+    status = "ok" if report.ok else "failed"
+    click.echo(
+        f"validate {status}: {len(report.files)} file(s), {report.error_count} error(s), "
+        f"{report.warning_count} warning(s)"
+    )
+
+
+@click.command("validate")
+@study_options
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=True))
+@click.option("--staged", is_flag=True, help="Check the files as staged in the git index, not the work tree.")
+@format_option("text", "json", "github")
+def command(study: Study, files: tuple[str, ...], staged: bool, fmt: str) -> int:
+    """Check score and reconciliation files: layout, ids, scale, completeness, annotations,
+    front matter and quotes. Without FILES, every such file of the study dir."""
+    plan = study.plan
+    wanted = _pick(study, plan, files) if files else None
+    responses: dict[str, str] | None = None
+    if staged:
+        sources, links, responses = _from_index(study, plan, wanted)
+        where = f"staged in {plan.study_dir}/"
+    elif wanted is not None:
+        sources, links = _from_work_tree(study, plan, wanted)
+        where = "given"
+    else:
+        from aoven_git.validation import work_tree_sources
+
+        sources, links = work_tree_sources(study.root, plan)
+        where = f"in {plan.study_dir}/"
+    report = validate_sources(plan, sources, root=study.root, symlinks=links, responses=responses)
+    if fmt == "json":
+        click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+    elif fmt == "github":
+        _github(report)
+    else:
+        _text(report, where)
+    return 0 if report.ok else 1

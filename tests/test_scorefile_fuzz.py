@@ -1,0 +1,288 @@
+"""Fuzzing the score-file parser and `validate`: garbage in, findings out, never a crash."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aoven_git import schemas
+from aoven_git.model import Plan, ScoreSheet
+from aoven_git.plan import load_plan
+from aoven_git.scorefile import cell_conforms, parse_score_file, set_front_matter, simple_yaml
+from aoven_git.yamlio import YamlError, load_yaml
+from tests.conftest import DEFAULT_PLAN, run_cli
+
+PLAN = load_plan(DEFAULT_PLAN)
+PATH = "tests/phase2/scores_cto.md"
+
+ALIAS_BOMB = (
+    "---\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+    "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+    "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e]\n---\n"
+)
+
+cell_text = st.one_of(
+    st.sampled_from(
+        [
+            "Q1",
+            "Q10 label",
+            "A",
+            "B",
+            "Test B",
+            "D1",
+            "L1-D3",
+            "D9",
+            "Q99",
+            "",
+            " ",
+            "2",
+            "**3**",
+            "2 #8",
+            "3 (#7, #8)",
+            "1 #5",
+            "4",
+            "-1",
+            "2.5",
+            "x",
+            "#8",
+            "a \\| b",
+            '"quote"',
+            "`|`",
+            "<!-- c -->",
+            "Σ",
+            "\u00a0",
+            "1e9",
+            "9" * 40,
+            "#0",
+            "# 8",
+        ]
+    ),
+    st.text(max_size=12),
+)
+row = st.lists(cell_text, min_size=1, max_size=12).map(lambda cells: "| " + " | ".join(cells) + " |")
+header = st.sampled_from(
+    [
+        "| Q | Cond | D1 | D2 | D3 | D4 | D5 | D6 | D7 | D8 | Σ |",
+        "| Question | Condition | Dimension | Score | Transition | Citation |",
+        "| Dim | Score | Citation |",
+        "| Q | Cond | D1 | Notes |",
+        "| Question | Condition | Dimension | Score |",
+    ]
+)
+table = st.tuples(header, st.lists(row, max_size=8)).map(
+    lambda t: "\n".join([t[0], "|" + "---|" * (t[0].count("|") - 1), *t[1]])
+)
+block = st.one_of(
+    table,
+    table.map(lambda t: f"```\n{t}\n```"),
+    table.map(lambda t: f"<!--\n{t}\n-->"),
+    table.map(lambda t: f"> {t}"),
+    st.sampled_from(
+        [
+            "## Q3 — x",
+            "### Test A",
+            "### Condition B",
+            "### A",
+            "## Q16",
+            "### Condition Z",
+            "# T",
+            "---",
+            "...",
+            "rater: cto",
+            "```",
+            "<!--",
+            "-->",
+            "| a |",
+            "|---|",
+            "~~~",
+        ]
+    ),
+    st.text(max_size=40),
+    st.integers(1000, 5000).map(lambda n: "x" * n),
+    st.integers(100, 500).map(lambda n: "| " * n),
+)
+front = st.one_of(
+    st.just(""),
+    st.just("---\nrater: cto\npass: unblinded\nround: main\nplan_version: 1\n---\n"),
+    st.just("---\nrater: cto\n"),  # unclosed
+    st.just(ALIAS_BOMB),
+    st.just("---\n!!python/object:os.system [ls]\n---\n"),
+    st.just("---\nrater: [a\n---\n"),
+    st.just("---\nplan_version: true\nnonce: {a: 1}\n---\n"),
+    st.text(max_size=60).map(lambda t: f"---\n{t}\n---\n"),
+)
+markdown = st.tuples(front, st.lists(block, max_size=10)).map(lambda t: t[0] + "\n\n".join(t[1]))
+garbage = st.one_of(
+    st.binary(max_size=400),
+    markdown.map(lambda s: s.encode("utf-8", "surrogatepass")),
+    st.tuples(markdown, st.binary(max_size=20)).map(lambda t: t[0].encode("utf-8", "surrogatepass") + t[1]),
+)
+
+
+def check_sheet(sheet: ScoreSheet) -> None:
+    assert isinstance(sheet, ScoreSheet)
+    for f in sheet.findings:
+        assert f.line is None or f.line >= 1
+        assert f.code and f.message
+    for cell in sheet.cells:
+        assert cell.score in PLAN.scale
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    garbage,
+    st.sampled_from(
+        [PATH, "tests/phase2/scores_cto_blinded.md", "tests/phase2/scores_nobody.md", "elsewhere/x.md"]
+    ),
+    st.booleans(),
+)
+def test_parse_never_raises(data: bytes, path: str, link: bool) -> None:
+    check_sheet(parse_score_file(PLAN, path, data, is_symlink=link))
+
+
+@settings(max_examples=50, deadline=None)
+@given(garbage)
+def test_set_front_matter_keeps_the_body(data: bytes) -> None:
+    out = set_front_matter(data, nonce="abc123")
+    assert data.replace(b"\r\n", b"\n").split(b"\n")[-1] in out
+    check_sheet(parse_score_file(PLAN, PATH, out))
+
+
+def test_alias_bomb_is_a_finding() -> None:
+    sheet = parse_score_file(PLAN, PATH, (ALIAS_BOMB + "\nbody\n").encode())
+    assert [f.code for f in sheet.findings][:1] == ["front-matter-invalid"]
+
+
+@pytest.fixture(scope="module")
+def cli_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("fuzz")
+    (root / "tests" / "phase2").mkdir(parents=True)
+    shutil.copy(DEFAULT_PLAN, root / "aoven.yaml")
+    return root
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(garbage, st.sampled_from(["text", "json", "github"]))
+def test_cli_exits_1_or_2_with_a_message(cli_study: Path, data: bytes, fmt: str) -> None:
+    (cli_study / "tests" / "phase2" / "scores_cto.md").write_bytes(data)
+    r = run_cli("validate", "--format", fmt, cwd=cli_study)
+    assert r.code in (0, 1, 2), r.output
+    assert "Traceback" not in r.output and "internal error" not in r.output
+    if r.code == 1:
+        assert "error" in r.out or '"ok": false' in r.out
+    if r.code == 0:  # only a file that really scores every cell can pass
+        assert len(parse_score_file(PLAN, PATH, data).cells) == 160
+
+
+# --------------------------------------------------------------------------- fast paths = slow paths
+
+json_value = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-3, 2**40),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=4),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=2)
+    ),
+    max_leaves=5,
+)
+KEYS = ["question", "condition", "dimension", "score", "line", "transitions", "citation"]
+cells = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "question": st.one_of(st.sampled_from(["Q1", ""]), json_value),
+            "condition": st.sampled_from(["A", "", 1]),
+            "dimension": st.sampled_from(["D1", None]),
+            "score": st.one_of(st.integers(-5, 5), st.sampled_from(["2", 2.0, 2.5, True, None])),
+            "line": st.one_of(st.integers(-1, 5), st.sampled_from([1.0, True, "3"])),
+            "transitions": st.one_of(
+                st.lists(st.one_of(st.integers(-1, 14), st.sampled_from([True, 2.0, "8"])), max_size=4),
+                st.sampled_from([None, "8", (8,)]),
+            ),
+            "citation": st.one_of(st.text(max_size=5), st.sampled_from([None, 1])),
+        }
+    ),
+    st.dictionaries(st.sampled_from([*KEYS, "extra"]), json_value, max_size=8),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(cells)
+def test_cell_fast_check_never_accepts_what_the_schema_rejects(cell: dict) -> None:
+    doc = {"rater": "cto", "pass": "unblinded", "round": "main", "cells": [cell]}
+    if cell_conforms(cell):
+        assert schemas.validator("scores").is_valid(doc)
+
+
+def test_cell_fast_check_accepts_parser_output() -> None:
+    cell = {
+        "question": "Q1",
+        "condition": "A",
+        "dimension": "D1",
+        "score": 2,
+        "line": 7,
+        "transitions": [8, 7],
+        "citation": "x",
+    }
+    assert cell_conforms(cell)
+    assert schemas.validator("scores").is_valid({"rater": "cto", "pass": "p", "round": "r", "cells": [cell]})
+
+
+yaml_line = st.one_of(
+    st.tuples(
+        st.sampled_from(["rater", "pass", "round", "nonce", "plan_version", "x_y", "Rater"]),
+        st.one_of(
+            st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True),
+            st.sampled_from(
+                [
+                    "true",
+                    "null",
+                    "yes",
+                    "0",
+                    "1",
+                    "012",
+                    "1e3",
+                    "0x1f",
+                    "True",
+                    "~",
+                    "-1",
+                    "a b",
+                    "'q'",
+                    "x # c",
+                    "2024-01-01",
+                ]
+            ),
+            st.integers(0, 10**10).map(str),
+        ),
+    ).map(lambda kv: f"{kv[0]}: {kv[1]}"),
+    st.sampled_from(["", "  ", "# comment", "key:value", "- item", "a: b: c"]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(yaml_line, max_size=6), st.sampled_from(["\n", "\r\n"]))
+def test_simple_front_matter_agrees_with_yaml(lines: list[str], newline: str) -> None:
+    text = newline.join(lines) + newline
+    fast = simple_yaml(text, line_offset=1)
+    if fast is None:
+        return
+    try:
+        slow = load_yaml(text, line_offset=1)
+    except YamlError:
+        raise AssertionError(f"fast path accepted YAML the parser rejects: {text!r}") from None
+    assert fast == slow
+
+
+def test_plan_fixture_is_the_default() -> None:
+    assert isinstance(PLAN, Plan) and PLAN.scale.max == 3
