@@ -20,7 +20,8 @@ def _env() -> dict[str, str]:
     return env
 
 
-def run_git(args: list[str], cwd: str | Path, *, input: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+def run_git(args: list[str], cwd: str | Path, *, input: bytes | None = None,
+            check: bool = True) -> subprocess.CompletedProcess[bytes]:
     """Run `git args` in `cwd`; raise CannotVerify with git's own message when it fails."""
     try:
         proc = subprocess.run(
@@ -62,7 +63,8 @@ def staged_blobs(root: str | Path, paths: list[str] | None = None) -> dict[str, 
         entries.append((name.decode("utf-8", "surrogateescape"), mode, sha))
     if not entries:
         return {}
-    batch = run_git(["cat-file", "--batch"], root, input=b"".join(f"{sha}\n".encode() for _, _, sha in entries)).stdout
+    request = b"".join(f"{sha}\n".encode() for _, _, sha in entries)
+    batch = run_git(["cat-file", "--batch"], root, input=request).stdout
     out: dict[str, bytes] = {}
     pos = 0
     for name, _mode, _sha in entries:
@@ -82,3 +84,169 @@ def staged_symlinks(root: str | Path, paths: list[str] | None = None) -> set[str
         if meta.startswith(b"120000 "):
             links.add(name.decode("utf-8", "surrogateescape"))
     return links
+
+
+# --------------------------------------------------------------------------- history (verify-seal)
+
+NULL_SHA = "0" * 40
+
+
+def is_shallow(root: str | Path) -> bool:
+    """A shallow clone hides the ancestry the seal rules depend on (SPEC §5.2, exit 3)."""
+    proc = run_git(["rev-parse", "--is-shallow-repository"], root)
+    return proc.stdout.strip() == b"true"
+
+
+def resolve_commit(root: str | Path, rev: str) -> str | None:
+    """The commit id `rev` names, or None when it names no commit (unknown rev, empty repo)."""
+    if rev.startswith("-"):
+        return None
+    args = ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"]
+    proc = run_git(args, root, check=False)
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.decode().strip()
+
+
+def log_raw(root: str | Path, commit: str, pathspecs: list[str]) -> bytes:
+    """ONE path-limited `git log` over the study paths: every commit that touches them, with its
+    (rewritten) parents, author email, and its raw diff (against the first parent for merges).
+
+    `--full-history --simplify-merges` keeps every side branch that touched the paths (a branch
+    that added a file and deleted it again is still listed) and drops only merges that bring
+    nothing; ancestry among the listed commits is preserved by parent rewriting. Dates play no
+    part: the caller orders commits by parents alone.
+    """
+    args = [
+        "log", "-z", "--raw", "--no-abbrev", "--no-renames", "--no-ext-diff", "--no-textconv",
+        "--full-history", "--simplify-merges", "--parents", "--root", "--diff-merges=first-parent",
+        "--format=format:%H %P%n%ae", commit, "--", *[f":(literal){p}" for p in pathspecs],
+    ]
+    return run_git(args, root).stdout
+
+
+def cat_file(root: str | Path, specs: list[str]) -> dict[str, tuple[str, bytes] | None]:
+    """Read many objects (`<sha>` or `<rev>:<path>`) with ONE `git cat-file --batch`.
+
+    Returns spec → (type, content), or None when the object does not exist.
+    """
+    unique = list(dict.fromkeys(specs))
+    if not unique:
+        return {}
+    for spec in unique:
+        if "\n" in spec:
+            raise ValueError(f"object name with a newline: {spec!r}")
+    data = run_git(["cat-file", "--batch"], root, input="".join(f"{s}\n" for s in unique).encode()).stdout
+    out: dict[str, tuple[str, bytes] | None] = {}
+    pos = 0
+    for spec in unique:
+        end = data.index(b"\n", pos)
+        header = data[pos:end].decode("utf-8", "surrogateescape")
+        pos = end + 1
+        parts = header.split(" ")
+        if len(parts) == 3 and parts[2].isdigit():
+            size = int(parts[2])
+            out[spec] = (parts[1], data[pos : pos + size])
+            pos += size + 1
+        else:  # "<spec> missing" / "<spec> ambiguous"
+            out[spec] = None
+    return out
+
+
+def verify_commit(root: str | Path, commit: str, allowed_signers: str | Path | None) -> tuple[bool, str]:
+    """`git verify-commit` of one commit (ssh or gpg). One call per commit: only used when the
+    plan opts into `require_signed`, and only for seal and reveal commits."""
+    args = []
+    if allowed_signers is not None:
+        args += ["-c", f"gpg.ssh.allowedSignersFile={allowed_signers}"]
+    proc = run_git([*args, "verify-commit", "--raw", commit], root, check=False)
+    text = (proc.stderr + proc.stdout).decode("utf-8", "replace").strip()
+    return proc.returncode == 0, text
+
+
+# ----------------------------------------------------------------- index and commits (seal, reveal, hook)
+
+
+def head_commit(root: str | Path) -> str | None:
+    return resolve_commit(root, "HEAD")
+
+
+def head_blobs(root: str | Path, paths: list[str]) -> dict[str, bytes]:
+    """Contents of `paths` in HEAD (missing paths are left out), with one `cat-file --batch`."""
+    if head_commit(root) is None:
+        return {}
+    found = cat_file(root, [f"HEAD:{p}" for p in paths])
+    return {p: obj[1] for p in paths if (obj := found.get(f"HEAD:{p}")) is not None and obj[0] == "blob"}
+
+
+def head_tree_paths(root: str | Path, directory: str) -> list[str]:
+    """Every file under `directory` in HEAD (repository-relative), empty without commits."""
+    if head_commit(root) is None:
+        return []
+    proc = run_git(["ls-tree", "-r", "-z", "--name-only", "HEAD", "--", f":(literal){directory}"], root)
+    return [p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p]
+
+
+def staged_changes(root: str | Path) -> list[tuple[str, str]]:
+    """(status letter, path) of every change the index holds against HEAD (no rename detection,
+    so a rename is a delete plus an add, as SPEC §5.2 counts it)."""
+    base = ["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev"]
+    if head_commit(root) is None:
+        base.append(_empty_tree(root))
+    data = run_git(base, root).stdout.split(b"\0")
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i + 1 < len(data):
+        meta = data[i].decode()
+        if not meta.startswith(":"):
+            i += 1
+            continue
+        out.append((meta.split(" ")[-1][0], data[i + 1].decode("utf-8", "surrogateescape")))
+        i += 2
+    return out
+
+
+def _empty_tree(root: str | Path) -> str:
+    return run_git(["hash-object", "-t", "tree", "--stdin"], root, input=b"").stdout.decode().strip()
+
+
+def is_tracked_in_head(root: str | Path, path: str) -> bool:
+    return bool(head_blobs(root, [path]))
+
+
+def add(root: str | Path, paths: list[str]) -> None:
+    run_git(["add", "--", *[f":(literal){p}" for p in paths]], root)
+
+
+def commit_only(root: str | Path, paths: list[str], message: str) -> str:
+    """Commit exactly `paths` (whatever else is staged stays staged) and return the new commit.
+
+    `git commit --only` runs the repository's hooks, so an installed pre-commit hook checks the
+    seal or reveal like any other commit.
+    """
+    proc = run_git(["commit", "-q", "--only", "-F", "-", "--", *[f":(literal){p}" for p in paths]],
+                   root, input=message.encode(), check=False)
+    if proc.returncode != 0:
+        msg = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
+        from aoven_git.errors import FindingsError
+
+        raise FindingsError(f"git commit failed:\n{msg}")
+    return resolve_commit(root, "HEAD") or ""
+
+
+def git_dir(root: str | Path) -> Path:
+    proc = run_git(["rev-parse", "--absolute-git-dir"], root)
+    return Path(proc.stdout.decode("utf-8", "surrogateescape").strip())
+
+
+def config_get(root: str | Path, key: str) -> str | None:
+    proc = run_git(["config", "--get", key], root, check=False)
+    return proc.stdout.decode("utf-8", "surrogateescape").strip() if proc.returncode == 0 else None
+
+
+def user_email(root: str | Path) -> str | None:
+    proc = run_git(["var", "GIT_AUTHOR_IDENT"], root, check=False)
+    if proc.returncode != 0:
+        return None
+    ident = proc.stdout.decode("utf-8", "replace")
+    return ident[ident.find("<") + 1 : ident.find(">")] if "<" in ident else None

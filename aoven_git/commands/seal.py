@@ -1,0 +1,34 @@
+"""`aoven-git seal`: digest-seal a rater's score file (SPEC §5.1)."""
+
+from __future__ import annotations
+
+import click
+
+from aoven_git.commands._common import Study, study_options
+from aoven_git.errors import CannotVerify
+
+
+@click.command("seal")
+@study_options
+@click.option("--rater", default=None, help="Rater id (default: taken from FILE).")
+@click.option("--pass", "pass_id", default=None, help="Pass id (default: the primary pass).")
+@click.option("--round", "round_id", default=None, help="Round id (default: the first round).")
+@click.option("--no-commit", is_flag=True, help="Only stage the seal file; commit it yourself.")
+@click.argument("file", required=False)
+def command(study: Study, rater: str | None, pass_id: str | None, round_id: str | None,
+            no_commit: bool, file: str | None) -> int:
+    """Validate the score file, add a random nonce to its front matter and commit only
+    seals/<stem>.sha256 (its SHA-256): nobody can read the scores, nobody can change them."""
+    from aoven_git.sealing import seal, target
+
+    if not study.in_git:
+        raise CannotVerify(f"{study.root} is not a git repository: sealing needs commits")
+    tgt = target(study.plan, rater, pass_id, round_id, study.relpath(file) if file else None)
+    result = seal(study.root, study.plan, tgt, commit=not no_commit)
+    click.echo(f"sealed {tgt.sheet}: {tgt.seal} (sha256 {result.digest})")
+    if result.commit:
+        click.echo(f"committed {result.commit[:10]}; keep {tgt.score} uncommitted until everyone has "
+                   f"sealed, then run `aoven-git reveal --rater {tgt.sheet.rater}`")
+    else:
+        click.echo(f"staged {tgt.seal} (not committed); commit only that file: git commit -- {tgt.seal}")
+    return 0

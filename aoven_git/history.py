@@ -1,0 +1,195 @@
+"""The history model verify-seal works on: the commits that touch the study, their ancestry, and
+the state of every tracked study file at each of them.
+
+Built from a constant number of git calls whatever the length of history (SPEC §5.2): one
+path-limited `git log` (commits, rewritten parents, author, raw diffs), one `cat-file --batch`
+for those commits' objects (true parents, messages) and one more for the blobs the rules read.
+Commit dates are never read: order comes from parent pointers alone, so a forged date changes
+nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from aoven_git import gitio
+from aoven_git.errors import CannotVerify
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A file as stored at one commit: git mode and blob id."""
+
+    mode: str
+    blob: str
+
+    @property
+    def symlink(self) -> bool:
+        return self.mode == "120000"
+
+
+@dataclass
+class Node:
+    """One commit of the path-limited history. `parents` are indices of earlier nodes (the
+    nearest ancestors that also touch the study); `state` maps each tracked path to its entry."""
+
+    index: int
+    sha: str
+    parents: tuple[int, ...]
+    email: str
+    state: dict[str, Entry] = field(default_factory=dict)
+    message: str = ""
+
+    @property
+    def short(self) -> str:
+        return self.sha[:10]
+
+
+@dataclass
+class History:
+    commit: str
+    nodes: list[Node]
+    anc: list[int]  # anc[i]: bitmask of the nodes that are ancestors of node i, itself included
+    blobs: dict[str, bytes]
+    git_calls: int = 0
+
+    def is_ancestor(self, a: int, b: int) -> bool:
+        """True when node a is node b or one of its ancestors."""
+        return bool(self.anc[b] >> a & 1)
+
+    def trailers(self, index: int, key: str) -> list[str]:
+        """Values of `key:` lines in a commit message (informative only, never trusted)."""
+        prefix = key.lower() + ":"
+        return [line.split(":", 1)[1].strip() for line in self.nodes[index].message.splitlines()
+                if line.lower().startswith(prefix)]
+
+
+@dataclass
+class _Raw:
+    sha: str
+    parents: tuple[str, ...]
+    email: str
+    changes: list[tuple[str, str, str]]  # (status, path, "mode blob" of the new side)
+
+
+def parse_log(data: bytes) -> list[_Raw]:
+    """Parse `git log -z --raw --format='%H %P%n%ae'` output.
+
+    Tokens are NUL-separated: a commit header (optionally followed, after a newline, by its first
+    raw diff line), then alternately a path and either the next raw line or an empty token that
+    ends the commit. Paths never contain NUL, so arbitrary file names cannot desynchronise it.
+    """
+    out: list[_Raw] = []
+    tokens = data.split(b"\0")
+    i, n = 0, len(tokens)
+    while i < n:
+        tok = tokens[i]
+        i += 1
+        if not tok:
+            continue
+        head, _, rest = tok.partition(b"\n")
+        email, _, meta = rest.partition(b"\n")
+        ids = head.decode("ascii").split()
+        if not ids or len(ids[0]) not in (40, 64):
+            raise CannotVerify(f"cannot parse git log output near {head[:60]!r}")
+        raw = _Raw(ids[0], tuple(ids[1:]), email.decode("utf-8", "replace").strip(), [])
+        out.append(raw)
+        while meta:
+            fields = meta.decode("ascii").split(" ")
+            if i >= n or not fields[0].startswith(":"):
+                raise CannotVerify(f"cannot parse git log raw diff line {meta[:80]!r}")
+            path = tokens[i].decode("utf-8", "surrogateescape")
+            i += 1
+            # :old_mode new_mode old_sha new_sha status
+            raw.changes.append((fields[4][0], path, f"{fields[1]} {fields[3]}"))
+            meta = tokens[i] if i < n else b""
+            i += 1
+            if meta and not meta.startswith(b":"):
+                # not a raw line: the empty token after the last path was missing; re-read it
+                i -= 1
+                meta = b""
+    return out
+
+
+def _topo(raws: list[_Raw]) -> list[_Raw]:
+    """Parents before children, by parent pointers only (iterative DFS, stable in log order)."""
+    by_sha = {r.sha: r for r in raws}
+    done: set[str] = set()
+    order: list[_Raw] = []
+    for start in reversed(raws):
+        if start.sha in done:
+            continue
+        stack: list[tuple[_Raw, int]] = [(start, 0)]
+        while stack:
+            node, k = stack.pop()
+            if node.sha in done:
+                continue
+            parents = [p for p in node.parents if p in by_sha]
+            while k < len(parents) and parents[k] in done:
+                k += 1
+            if k < len(parents):
+                stack.append((node, k + 1))
+                stack.append((by_sha[parents[k]], 0))
+            else:
+                done.add(node.sha)
+                order.append(node)
+    return order
+
+
+def read_history(
+    root: str,
+    commit: str,
+    *,
+    study_dir: str,
+    plan_path: str,
+    track: Callable[[str], bool],
+    want_blob: Callable[[str], bool],
+) -> History:
+    """Build the history model of `commit` for the tracked paths under `study_dir` and the plan."""
+    raw_log = gitio.log_raw(root, commit, [study_dir, plan_path])
+    calls = 1
+    raws = _topo(parse_log(raw_log))
+    index = {r.sha: i for i, r in enumerate(raws)}
+
+    # commit objects: only their messages are used (trailers are informative, never trusted)
+    objects = gitio.cat_file(root, [r.sha for r in raws])
+    calls += 1
+    wanted: list[str] = []
+    for r in raws:
+        for status, path, new in r.changes:
+            if status != "D" and track(path) and want_blob(path):
+                wanted.append(new.split(" ")[1])
+    fetched = gitio.cat_file(root, wanted) if wanted else {}
+    calls += 1 if wanted else 0
+
+    nodes: list[Node] = []
+    anc: list[int] = []
+    for i, r in enumerate(raws):
+        parents = tuple(index[p] for p in dict.fromkeys(r.parents) if p in index)
+        # git diffs a listed commit against its first *rewritten* parent (for a merge that
+        # simplification left with one parent, that is the kept parent, not the real first
+        # one; for a commit with no listed parent, the empty tree): start from that state.
+        base = dict(nodes[parents[0]].state) if parents else {}
+        for status, path, new in r.changes:
+            if not track(path):
+                continue
+            if status == "D":
+                base.pop(path, None)
+            else:
+                mode, blob = new.split(" ")
+                base[path] = Entry(mode, blob)
+        obj = objects.get(r.sha)
+        message = obj[1].partition(b"\n\n")[2].decode("utf-8", "replace") if obj else ""
+        nodes.append(Node(i, r.sha, parents, r.email, base, message))
+        mask = 1 << i
+        for p in parents:
+            mask |= anc[p]
+        anc.append(mask)
+
+    blobs = {sha: obj[1] for sha in wanted if (obj := fetched.get(sha)) is not None}
+    return History(commit, nodes, anc, blobs, calls)
+
+
+def distinct(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))

@@ -1,0 +1,201 @@
+"""verify-seal on long histories (issue 3), run as a plain script.
+
+    python bench/bench_verify.py [--commits 100000]
+
+Builds two repositories with `git fast-import`: one of 100,000 commits and one of 100, both
+holding the same 20 study commits (plan, digest seals of three raters on side branches merged
+back, reveals, study notes) spread evenly through history; every other commit changes a file
+outside the study. Prints, for each repository, the median wall time of
+
+* `aoven-git verify-seal` as a user runs it (a fresh process: interpreter, imports, git calls),
+* the same verification in-process (`aoven_git.sealing.verify`),
+* the one path-limited `git log` it needs,
+
+and the two ratios the issue asks for: big ÷ small verification (≤ 3) and big verification ÷
+its `git log` (≤ 3). It does this twice: as fast-import leaves the repository, and after
+`git commit-graph write --reachable --changed-paths` (what `git gc` / `git maintenance` keep
+up to date in a normal clone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from aoven_git.gitio import log_raw
+from aoven_git.model import SheetId
+from aoven_git.seal_rules import format_seal, sha256
+from aoven_git.sealing import verify
+
+PLAN = """\
+version: 1
+study: bench
+study_dir: study
+responses: "test_{condition}/{question}.md"
+stripped_responses: "test_{condition}_stripped/{question}.md"
+scale: {min: 0, max: 3}
+conditions:
+  - {id: A, name: Baseline, role: baseline}
+  - {id: B, name: Treatment, role: treatment}
+transitions:
+  - {id: 1, name: "FACT→HYP"}
+dimensions:
+  - {id: D1, name: One, kind: epistemic, transitions: [1]}
+  - {id: D2, name: Two, kind: quality}
+questions:
+  - {id: Q1, text: "First?", expects: [1]}
+raters:
+  - {id: cto, name: CTO, emails: [cto@example.org]}
+  - {id: logician, name: Logician, emails: [logician@example.org]}
+  - {id: redteam, name: Red Team, emails: [redteam@example.org]}
+passes:
+  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2], primary: true}
+markers: [FACT, HYP]
+locked: [study_dir, scale, conditions, dimensions, questions, passes]
+"""
+RATERS = ("cto", "logician", "redteam")
+RUNS = 5
+
+
+def score(rater: str) -> bytes:
+    return (f"---\nrater: {rater}\nnonce: bench-{rater}\n---\n\n| Q | Cond | D1 | D2 |\n|---|---|---|---|\n"
+            f"| Q1 | A | 1 | 2 |\n| Q1 | B | 0 | 1 |\n").encode()
+
+
+def study_events() -> list[tuple[str, str, dict[str, bytes]]]:
+    """The 20 study commits in order: (kind, author, files). kind "side" = on a branch, merged next."""
+    ev: list[tuple[str, str, dict[str, bytes]]] = [("main", "lead", {"aoven.yaml": PLAN.encode()})]
+    for r in RATERS:
+        digest = sha256(score(r))
+        seal = format_seal(digest, f"scores_{r}.md", SheetId(r, "unblinded", "main"))
+        ev.append(("side", r, {f"study/seals/scores_{r}.sha256": seal}))
+        ev.append(("merge", "lead", {}))
+    for r in RATERS:
+        ev.append(("main", r, {f"study/scores_{r}.md": score(r)}))
+    while len(ev) < 20:
+        ev.append(("main", "lead", {f"study/notes/n{len(ev)}.md": f"note {len(ev)}\n".encode()}))
+    return ev
+
+
+def stream(total: int) -> bytes:
+    """A fast-import stream of `total` commits with the study commits spread evenly."""
+    events = study_events()
+    slots = {int(total * (k + 1) / (len(events) + 1)): k for k in range(len(events))}
+    out: list[bytes] = []
+    mark = 0
+    main_tip = 0
+    pending_side = 0
+    side_files: dict[str, bytes] = {}
+    t = 1_600_000_000
+
+    def commit(ref: str, who: str, parent: int, files: dict[str, bytes], merge: int = 0) -> int:
+        nonlocal mark, t
+        mark += 1
+        t += 1
+        email = f"{who}@example.org"
+        msg = f"c{mark}\n".encode()
+        head = (f"commit {ref}\nmark :{mark}\nauthor {who} <{email}> {t} +0000\n"
+                f"committer {who} <{email}> {t} +0000\ndata {len(msg)}\n").encode() + msg
+        if parent:
+            head += f"from :{parent}\n".encode()
+        if merge:
+            head += f"merge :{merge}\n".encode()
+        body = b"".join(f"M 100644 inline {p}\ndata {len(d)}\n".encode() + d + b"\n"
+                        for p, d in files.items())
+        out.append(head + body + b"\n")
+        return mark
+
+    i = 0
+    while i < total:
+        k = slots.get(i)
+        if k is None:
+            main_tip = commit("refs/heads/main", "dev", main_tip, {f"src/f{i % 50}.txt": f"{i}\n".encode()})
+        else:
+            kind, who, files = events[k]
+            if kind == "side":
+                pending_side = commit(f"refs/heads/seal-{who}", who, main_tip, files)
+                side_files = files
+            elif kind == "merge":
+                # fast-import does not merge trees: the merge commit lists the branch's files itself
+                main_tip = commit("refs/heads/main", who, main_tip, side_files, merge=pending_side)
+            else:
+                main_tip = commit("refs/heads/main", who, main_tip, files)
+        i += 1
+    return b"".join(out)
+
+
+def build(path: Path, total: int) -> None:
+    path.mkdir(parents=True)
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True, env=env)
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=path, input=stream(total), check=True, env=env)
+    subprocess.run(["git", "checkout", "-q", "main"], cwd=path, check=True, env=env)
+
+
+def median_time(fn: object, runs: int = RUNS) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()  # type: ignore[operator]
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure(repo: Path) -> dict[str, float]:
+    def cli() -> None:
+        proc = subprocess.run([sys.executable, "-m", "aoven_git", "verify-seal"], cwd=repo,
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise SystemExit(f"verify-seal failed on {repo}:\n{proc.stdout}{proc.stderr}")
+
+    def inproc() -> None:
+        report = verify(repo, "aoven.yaml")
+        assert report.status == "complete", report.as_dict()
+
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+    def log() -> None:
+        log_raw(repo, head, ["study", "aoven.yaml"])
+
+    inproc()  # warm caches once, and check the history verifies cleanly
+    return {"cli": median_time(cli), "inproc": median_time(inproc), "log": median_time(log)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--commits", type=int, default=100_000)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="aoven-bench-") as tmp:
+        big, small = Path(tmp) / "big", Path(tmp) / "small"
+        t0 = time.perf_counter()
+        build(big, args.commits)
+        build(small, 100)
+        print(f"built {args.commits}- and 100-commit repositories in {time.perf_counter() - t0:.1f} s")
+        for label in ("as built by fast-import", "with commit-graph (--changed-paths)"):
+            if "graph" in label:
+                for repo in (big, small):
+                    subprocess.run(["git", "commit-graph", "write", "--reachable", "--changed-paths"],
+                                   cwd=repo, check=True, capture_output=True)
+            b, s = measure(big), measure(small)
+            print(f"\n[{label}] median of {RUNS} runs, seconds")
+            print(f"  {'':28} {'100 commits':>12} {args.commits:>12,}")
+            for key, name in (("cli", "aoven-git verify-seal (CLI)"), ("inproc", "verify() in-process"),
+                              ("log", "path-limited git log")):
+                print(f"  {name:28} {s[key]:12.3f} {b[key]:12.3f}")
+            print(f"  ratio big/small, CLI         {b['cli'] / s['cli']:6.2f}   (target <= 3)")
+            print(f"  ratio big/small, in-process  {b['inproc'] / s['inproc']:6.2f}")
+            print(f"  ratio verify/git log, CLI    {b['cli'] / b['log']:6.2f}   (target <= 3)")
+            print(f"  ratio verify/git log, in-proc{b['inproc'] / b['log']:6.2f}")
+
+
+if __name__ == "__main__":
+    main()

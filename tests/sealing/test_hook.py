@@ -1,0 +1,137 @@
+"""`aoven-git hook pre-commit` and `install-hook`, through real `git commit` runs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aoven_git.commands.install_hook import HOOK_SCRIPT
+from tests.conftest import ROOT, run_cli
+from tests.sealing.conftest import PEOPLE, PLAN, Study, score_text
+
+
+def commit(study: Study, who: str, message: str, *paths: str) -> subprocess.CompletedProcess[str]:
+    """A real `git commit` (hooks run), as `who`."""
+    name, email = PEOPLE[who]
+    env = {**os.environ, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+           "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
+    if paths:
+        subprocess.run(["git", "add", "-A", "--", *paths], cwd=study.path, check=True)
+    return subprocess.run(["git", "commit", "-q", "-m", message], cwd=study.path, capture_output=True,
+                          text=True, env=env, check=False)
+
+
+@pytest.fixture
+def hooked(study: Study) -> Study:
+    study.start()
+    assert run_cli("install-hook", cwd=study.path).code == 0
+    return study
+
+
+def test_shipped_script_is_what_install_hook_writes(hooked: Study) -> None:
+    assert (ROOT / "hooks" / "pre-commit").read_text() == HOOK_SCRIPT
+    assert os.access(ROOT / "hooks" / "pre-commit", os.X_OK)
+    installed = hooked.path / ".git" / "hooks" / "pre-commit"
+    assert installed.read_text() == HOOK_SCRIPT and os.access(installed, os.X_OK)
+
+
+def test_install_hook_refuses_foreign_hook_without_force(study: Study) -> None:
+    study.start()
+    hook = study.path / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    hook.write_text("#!/bin/sh\necho mine\n")
+    res = run_cli("install-hook", cwd=study.path)
+    assert res.code == 2 and "not aoven-git's hook" in res.err
+    assert hook.read_text() == "#!/bin/sh\necho mine\n"
+    res = run_cli("install-hook", "--force", cwd=study.path)
+    assert res.code == 0 and hook.read_text() == HOOK_SCRIPT
+    assert run_cli("install-hook", cwd=study.path).code == 0  # idempotent
+
+
+def test_install_hook_follows_core_hooks_path(study: Study) -> None:
+    study.start()
+    study.git("config", "core.hooksPath", "my-hooks")
+    assert run_cli("install-hook", cwd=study.path).code == 0
+    assert (study.path / "my-hooks" / "pre-commit").read_text() == HOOK_SCRIPT
+
+
+def test_content_commit_refused_until_others_sealed_then_validated(hooked: Study) -> None:
+    s = hooked
+    s.write(s.score_path("cto"), score_text("cto"))
+    proc = commit(s, "cto", "cto scores", s.score_path("cto"))
+    assert proc.returncode == 1
+    assert "logician has not sealed unblinded/main in HEAD" in proc.stderr
+    assert "aoven-git seal --rater cto" in proc.stderr
+    s.git("reset", "-q")
+    # once logician has sealed, cto may commit content, but only a valid file
+    s.digest_seal("logician")
+    bad_sum = score_text("cto").replace("| Q1 | B | 1 | 2 | 3 |", "| Q1 | B | 1 | 2 | 4 |")
+    s.write(s.score_path("cto"), bad_sum)
+    proc = commit(s, "cto", "cto scores", s.score_path("cto"))
+    assert proc.returncode == 1 and "study/scores_cto.md:" in proc.stderr and "sum" in proc.stderr.lower()
+    s.write(s.score_path("cto"), score_text("cto"))
+    proc = commit(s, "cto", "cto scores", s.score_path("cto"))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_two_raters_in_one_commit_refused(hooked: Study) -> None:
+    s = hooked
+    s.write(s.score_path("cto"), score_text("cto"))
+    s.write(s.score_path("logician"), score_text("logician"))
+    proc = commit(s, "lead", "both", "study")
+    assert proc.returncode == 1 and "sealed-together" in proc.stderr
+
+
+def test_sealed_files_cannot_change_or_disappear(hooked: Study) -> None:
+    s = hooked
+    s.digest_seal("cto")
+    s.digest_seal("logician")
+    s.reveal("cto")
+    s.write(s.score_path("cto"), score_text("cto", (0, 0)))
+    proc = commit(s, "cto", "edit", s.score_path("cto"))
+    assert proc.returncode == 1 and "sealed score file must never change" in proc.stderr
+    s.git("reset", "-q", "--hard")
+    s.git("rm", "-q", s.seal_path("logician"))
+    proc = commit(s, "logician", "unseal")
+    assert proc.returncode == 1 and "seal file must never change or disappear" in proc.stderr
+    s.git("reset", "-q", "--hard")
+    s.write(s.score_path("logician"), score_text("logician", (3, 3)))  # not what was sealed
+    proc = commit(s, "logician", "reveal wrong bytes", s.score_path("logician"))
+    assert proc.returncode == 1 and "do not match the digest" in proc.stderr
+
+
+def test_locked_plan_frozen_after_first_seal(hooked: Study) -> None:
+    s = hooked
+    s.write("aoven.yaml", PLAN.replace("markers: [FACT, HYP]", "markers: [FACT]"))
+    assert commit(s, "lead", "before any seal: allowed", "aoven.yaml").returncode == 0
+    s.digest_seal("cto")
+    s.write("aoven.yaml", PLAN)
+    proc = commit(s, "lead", "after a seal", "aoven.yaml")
+    assert proc.returncode == 1 and "`markers` changed" in proc.stderr
+    s.write("aoven.yaml", "# comment only\n" + PLAN.replace("markers: [FACT, HYP]", "markers: [FACT]"))
+    proc = commit(s, "lead", "comment", "aoven.yaml")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_unrelated_commit_passes_and_hook_needs_no_scipy(hooked: Study) -> None:
+    s = hooked
+    s.digest_seal("logician")  # makes cto's content commit legal
+    s.write("README.md", "hello")
+    s.write(s.score_path("cto"), score_text("cto"))
+    s.git("add", "README.md", s.score_path("cto"))
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "aoven_git", "hook", "pre-commit"],
+                          cwd=s.path, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "markdown_it" in imported  # the score file really was parsed
+    assert "numpy" not in imported and "scipy" not in imported and "git" not in imported
+
+
+def test_hook_outside_a_repository(tmp_path: Path) -> None:
+    res = run_cli("hook", "pre-commit", cwd=tmp_path)
+    assert res.code == 3
