@@ -58,10 +58,18 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="aoven-git")
-@click.option("--repo", type=click.Path(file_okay=False), default=None,
-              help="Repository of the study (default: the current one). Also accepted after the command.")
-@click.option("--plan", type=click.Path(dir_okay=False), default=None,
-              help="Plan file (default: aoven.yaml at the repository root). Also accepted after the command.")
+@click.option(
+    "--repo",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Repository of the study (default: the current one). Also accepted after the command.",
+)
+@click.option(
+    "--plan",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Plan file (default: aoven.yaml at the repository root). Also accepted after the command.",
+)
 @click.pass_context
 def cli(ctx: click.Context, repo: str | None, plan: str | None) -> None:
     """aoven-git: git as the notary of a blinded multi-rater scoring study."""

@@ -24,8 +24,12 @@ class Coverage:
 
     @property
     def ok(self) -> bool:
-        return not (self.uncovered_transitions or self.multiply_covered or self.unprobed_transitions
-                    or self.false_claims)
+        return not (
+            self.uncovered_transitions
+            or self.multiply_covered
+            or self.unprobed_transitions
+            or self.false_claims
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -250,3 +250,16 @@ def user_email(root: str | Path) -> str | None:
         return None
     ident = proc.stdout.decode("utf-8", "replace")
     return ident[ident.find("<") + 1 : ident.find(">")] if "<" in ident else None
+
+
+def tree_files(root: str | Path, commit: str, directory: str) -> dict[str, bytes]:
+    """Every file under `directory` at `commit`, by repository-relative path: one `ls-tree` and
+    one `cat-file --batch`, whatever the number of files (report --rev)."""
+    proc = run_git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", f":(literal){directory}"], root)
+    paths: list[str] = []
+    for record in proc.stdout.split(b"\0"):
+        meta, _, name = record.partition(b"\t")
+        if meta and meta.split(b" ")[1] == b"blob" and not meta.startswith(b"120000"):
+            paths.append(name.decode("utf-8", "surrogateescape"))
+    found = cat_file(root, [f"{commit}:{p}" for p in paths])
+    return {p: obj[1] for p in paths if (obj := found.get(f"{commit}:{p}")) is not None and obj[0] == "blob"}

@@ -103,7 +103,9 @@ def classify(plan: Plan, path: str) -> StudyPath:
         if sheet is None:
             known = ", ".join(r.id for r in plan.raters)
             return StudyPath(
-                path, "score", None,
+                path,
+                "score",
+                None,
                 f"{p.name} names no known rater (known: {known}) with a known round/pass suffix",
             )
         return StudyPath(path, "score", sheet)

@@ -132,7 +132,12 @@ def build_plan(raw: dict[str, Any], lines: dict[str, int], *, display: str = PLA
         seen: dict[Any, int] = {}
         for i, item in enumerate(items):
             if item["id"] in seen:
-                add((_line(lines, [key, i]), f"{key}: duplicate id {item['id']!r} (also item {seen[item['id']] + 1})"))
+                add(
+                    (
+                        _line(lines, [key, i]),
+                        f"{key}: duplicate id {item['id']!r} (also item {seen[item['id']] + 1})",
+                    )
+                )
             seen.setdefault(item["id"], i)
 
     # -- patterns -------------------------------------------------------------------------
@@ -144,7 +149,12 @@ def build_plan(raw: dict[str, Any], lines: dict[str, int], *, display: str = PLA
             add((_line(lines, [key]), f"{key}: bad pattern {pattern!r}: {exc}"))
             continue
         if fields != PLACEHOLDERS:
-            add((_line(lines, [key]), f"{key}: pattern must use exactly {{condition}} and {{question}}, found {sorted(fields)}"))
+            add(
+                (
+                    _line(lines, [key]),
+                    f"{key}: pattern must use exactly {{condition}} and {{question}}, found {sorted(fields)}",
+                )
+            )
         if pattern.startswith("/") or ".." in Path(pattern).parts:
             add((_line(lines, [key]), f"{key}: must be a path inside study_dir"))
     if doc["responses"] == doc["stripped_responses"]:
@@ -160,7 +170,12 @@ def build_plan(raw: dict[str, Any], lines: dict[str, int], *, display: str = PLA
     for role in ("baseline", "treatment"):
         count = sum(1 for c in conds if c["role"] == role)
         if count != 1:
-            add((_line(lines, ["conditions"]), f"conditions: need exactly one {role} condition, found {count}"))
+            add(
+                (
+                    _line(lines, ["conditions"]),
+                    f"conditions: need exactly one {role} condition, found {count}",
+                )
+            )
 
     # -- transitions, dimensions ----------------------------------------------------------
     transitions = doc.get("transitions", [])
@@ -172,9 +187,19 @@ def build_plan(raw: dict[str, Any], lines: dict[str, int], *, display: str = PLA
     for i, d in enumerate(dims):
         for j, t in enumerate(d.get("transitions", [])):
             if t not in transition_ids:
-                add((_line(lines, ["dimensions", i, "transitions", j]), f"dimension {d['id']} covers unknown transition #{t}"))
+                add(
+                    (
+                        _line(lines, ["dimensions", i, "transitions", j]),
+                        f"dimension {d['id']} covers unknown transition #{t}",
+                    )
+                )
         if d.get("annotate") and not d.get("transitions"):
-            add((_line(lines, ["dimensions", i]), f"dimension {d['id']} has annotate: true but covers no transition"))
+            add(
+                (
+                    _line(lines, ["dimensions", i]),
+                    f"dimension {d['id']} has annotate: true but covers no transition",
+                )
+            )
     for i, d in enumerate(doc.get("load_dimensions", [])):
         if d not in dim_ids:
             add((_line(lines, ["load_dimensions", i]), f"load_dimensions: unknown dimension {d!r}"))
@@ -192,7 +217,12 @@ def build_plan(raw: dict[str, Any], lines: dict[str, int], *, display: str = PLA
         for i, q in enumerate(qs):
             for j, t in enumerate(q.get("expects", [])):
                 if t not in transition_ids:
-                    add((_line(lines, [key, i, "expects", j]), f"question {q['id']} expects unknown transition #{t}"))
+                    add(
+                        (
+                            _line(lines, [key, i, "expects", j]),
+                            f"question {q['id']} expects unknown transition #{t}",
+                        )
+                    )
     refinements = doc.get("refinements", [])
     dupes("refinements", refinements)
     refinement_ids = {r["id"] for r in refinements}
@@ -211,10 +241,20 @@ def build_plan(raw: dict[str, Any], lines: dict[str, int], *, display: str = PLA
             ids, source = tuple(spec), "explicit"
             for j, q in enumerate(spec):
                 if q not in main_ids and q not in hold_ids:
-                    add((_line(lines, ["rounds", i, "questions", j]), f"round {r['id']}: unknown question {q!r}"))
+                    add(
+                        (
+                            _line(lines, ["rounds", i, "questions", j]),
+                            f"round {r['id']}: unknown question {q!r}",
+                        )
+                    )
         for j, ref in enumerate(r.get("refinements", [])):
             if ref not in refinement_ids:
-                add((_line(lines, ["rounds", i, "refinements", j]), f"round {r['id']}: unknown refinement {ref!r}"))
+                add(
+                    (
+                        _line(lines, ["rounds", i, "refinements", j]),
+                        f"round {r['id']}: unknown refinement {ref!r}",
+                    )
+                )
         resolved_rounds.append(Round(r["id"], ids, source, tuple(r.get("refinements", []))))
 
     # -- raters, passes -------------------------------------------------------------------
@@ -226,11 +266,17 @@ def build_plan(raw: dict[str, Any], lines: dict[str, int], *, display: str = PLA
     for i, p in enumerate(passes):
         for j, c in enumerate(p["conditions"]):
             if c not in cond_ids:
-                add((_line(lines, ["passes", i, "conditions", j]), f"pass {p['id']}: unknown condition {c!r}"))
+                add(
+                    (_line(lines, ["passes", i, "conditions", j]), f"pass {p['id']}: unknown condition {c!r}")
+                )
         for j, d in enumerate(p["dimensions"]):
             if d not in dim_ids:
-                add((_line(lines, ["passes", i, "dimensions", j]), f"pass {p['id']}: unknown dimension {d!r}"))
-        if len(set(p["conditions"])) != len(p["conditions"]) or len(set(p["dimensions"])) != len(p["dimensions"]):
+                add(
+                    (_line(lines, ["passes", i, "dimensions", j]), f"pass {p['id']}: unknown dimension {d!r}")
+                )
+        if len(set(p["conditions"])) != len(p["conditions"]) or len(set(p["dimensions"])) != len(
+            p["dimensions"]
+        ):
             add((_line(lines, ["passes", i]), f"pass {p['id']}: a condition or dimension is listed twice"))
     primaries = [p["id"] for p in passes if p.get("primary")]
     if len(primaries) != 1:
@@ -250,7 +296,12 @@ def build_plan(raw: dict[str, Any], lines: dict[str, int], *, display: str = PLA
             add((where, f"claims.unique_probes: unknown question {q!r}"))
     security = _defaults(doc.get("security") or {}, props["security"]["properties"])
     if security["require_signed"] and not security["allowed_signers"]:
-        add((_line(lines, ["security"]), "security.require_signed needs security.allowed_signers (an ssh allowed-signers file)"))
+        add(
+            (
+                _line(lines, ["security"]),
+                "security.require_signed needs security.allowed_signers (an ssh allowed-signers file)",
+            )
+        )
     for i, key in enumerate(doc.get("locked", [])):
         if key not in props:
             add((_line(lines, ["locked", i]), f"locked: unknown plan key {key!r}"))
@@ -285,7 +336,13 @@ def build_plan(raw: dict[str, Any], lines: dict[str, int], *, display: str = PLA
             for r in raters
         ),
         passes=tuple(
-            Pass(p["id"], tuple(p["conditions"]), tuple(p["dimensions"]), p.get("stripped", False), p.get("primary", False))
+            Pass(
+                p["id"],
+                tuple(p["conditions"]),
+                tuple(p["dimensions"]),
+                p.get("stripped", False),
+                p.get("primary", False),
+            )
             for p in passes
         ),
         markers=tuple(markers),
@@ -308,7 +365,9 @@ def _rules(raw: dict[str, Any], props: dict[str, Any], lines: dict[str, int], ad
     fail = _defaults(r.get("fail", {}), props["fail"]["properties"])
     try:
         rules = Rules(
-            kappa=KappaRules(kappa["weights"], to_fraction(kappa["threshold"]), kappa["aggregate"], kappa["undefined"]),
+            kappa=KappaRules(
+                kappa["weights"], to_fraction(kappa["threshold"]), kappa["aggregate"], kappa["undefined"]
+            ),
             flag_spread=r["flag_spread"],
             unflagged=r["unflagged"],
             blinding_divergence=to_fraction(r["blinding_divergence"]),
@@ -328,7 +387,9 @@ def _rules(raw: dict[str, Any], props: dict[str, Any], lines: dict[str, int], ad
     if rules.pass_.dims_fraction > 1:
         add((_line(lines, ["rules", "pass", "dims_fraction"]), "rules.pass.dims_fraction must be at most 1"))
     if rules.fail.improvement > rules.pass_.improvement:
-        add((_line(lines, ["rules", "fail"]), "rules.fail.improvement must not exceed rules.pass.improvement"))
+        add(
+            (_line(lines, ["rules", "fail"]), "rules.fail.improvement must not exceed rules.pass.improvement")
+        )
     return rules
 
 

@@ -89,15 +89,29 @@ def study_options(func: F) -> F:
         study = resolve_study(repo or obj.get("repo"), plan or obj.get("plan"))
         return func(*args, study=study, **kwargs)
 
-    wrapper = click.option("--plan", "plan", type=click.Path(dir_okay=False), default=None,
-                           help="Plan file. Default: aoven.yaml at the repository root.")(wrapper)
-    wrapper = click.option("--repo", "repo", type=click.Path(file_okay=False), default=None,
-                           help="Repository (or folder) of the study. Default: the current repository.")(wrapper)
+    wrapper = click.option(
+        "--plan",
+        "plan",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Plan file. Default: aoven.yaml at the repository root.",
+    )(wrapper)
+    wrapper = click.option(
+        "--repo",
+        "repo",
+        type=click.Path(file_okay=False),
+        default=None,
+        help="Repository (or folder) of the study. Default: the current repository.",
+    )(wrapper)
     return wrapper  # type: ignore[return-value]
 
 
 def format_option(*choices: str, default: str = "text") -> Callable[[F], F]:
     return click.option(
-        "--format", "fmt", type=click.Choice(choices), default=default, show_default=True,
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default=default,
+        show_default=True,
         help="Output format.",
     )

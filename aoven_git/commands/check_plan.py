@@ -26,8 +26,10 @@ def command(study: Study, fmt: str) -> int:
     def label(t: int | str) -> str:
         return f"#{t} {names.get(int(t), '?')}"
 
-    click.echo(f"{study.display(study.plan_file)}: {len(plan.transitions)} transitions, "
-               f"{len(plan.dimensions)} dimensions, {len(plan.questions)} questions")
+    click.echo(
+        f"{study.display(study.plan_file)}: {len(plan.transitions)} transitions, "
+        f"{len(plan.dimensions)} dimensions, {len(plan.questions)} questions"
+    )
     for t in cov.uncovered_transitions:
         click.echo(f"  error: {label(t)} is covered by no dimension")
     for t, dims in cov.multiply_covered.items():
@@ -35,10 +37,14 @@ def command(study: Study, fmt: str) -> int:
     for t in cov.unprobed_transitions:
         click.echo(f"  error: {label(t)} is probed by no question")
     for claim in cov.false_claims:
-        click.echo(f"  error: false claim: {claim['question']} as the unique probe of "
-                   f"{label(claim['transition'])}: {claim['reason']}")
+        click.echo(
+            f"  error: false claim: {claim['question']} as the unique probe of "
+            f"{label(claim['transition'])}: {claim['reason']}"
+        )
     if cov.unique_probes:
-        listed = ", ".join(f"{q} for #{t}" for t, q in sorted(cov.unique_probes.items(), key=lambda kv: int(kv[0])))
+        listed = ", ".join(
+            f"{q} for #{t}" for t, q in sorted(cov.unique_probes.items(), key=lambda kv: int(kv[0]))
+        )
         click.echo(f"  unique probes (removing the question leaves the transition unprobed): {listed}")
     click.echo("ok" if cov.ok else "check-plan found problems")
     return 0 if cov.ok else 1

@@ -26,8 +26,10 @@ def planned_files(study: Study) -> list[tuple[Path, Path]]:
         (TEMPLATES / "study" / "README.md", root / "tests" / "phase2" / "README.md"),
         (TEMPLATES / "pre-commit-config.yaml", root / ".pre-commit-config.yaml"),
     ]
-    for name, dest in (("study-workflow.yml", ".github/workflows/aoven-study.yml"),
-                       ("action.yml", ".github/actions/aoven/action.yml")):
+    for name, dest in (
+        ("study-workflow.yml", ".github/workflows/aoven-study.yml"),
+        ("action.yml", ".github/actions/aoven/action.yml"),
+    ):
         if (TEMPLATES / name).exists():
             pairs.append((TEMPLATES / name, root / dest))
     return pairs
@@ -47,7 +49,7 @@ def command(study: Study, force: bool) -> int:
             f"refusing to overwrite existing files (nothing was written):\n  {listed}\n"
             "Move them aside, or rerun with --force to overwrite them."
         )
-    for source, dest in pairs:
+    for _, dest in pairs:
         if dest.is_dir():
             raise UsageError(f"{study.display(dest)} is a directory")
     for source, dest in pairs:

@@ -1,0 +1,231 @@
+"""`aoven-git demo`: replay the bundled example study as a real git history, then verify and report.
+
+It is the first thing a new user runs, so it goes through the same code as real use: the
+seal and reveal of `aoven-git seal`/`reveal`, verify-seal and report. Each rater acts under
+their own git identity, as on their own machine. `--tamper` replays the same study with one
+rater sealing after another's scores became readable, and shows verify-seal catching it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from aoven_git import gitio
+from aoven_git.errors import UsageError
+from aoven_git.model import Plan, SheetId
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "_example"
+LEAD = ("Study Lead", "lead@example.org")
+SCORE_FILES = ("test_a", "test_b", "test_b_stripped", "README.md")
+
+
+@dataclass
+class Replay:
+    root: Path
+    plan: Plan
+    steps: list[str] = field(default_factory=list)
+
+    def log(self, what: str, commit: str | None) -> None:
+        self.steps.append(f"{(commit or '')[:8]:8}  {what}")
+
+
+@contextmanager
+def identity(root: Path, name: str, email: str) -> Iterator[None]:
+    """Act as one person: the repository config (what seal/reveal check) and the environment
+    (which would otherwise override the config with the user's own GIT_AUTHOR_* settings)."""
+    gitio.run_git(["config", "user.name", name], root)
+    gitio.run_git(["config", "user.email", email], root)
+    keys = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+    saved = {k: os.environ.get(k) for k in keys}
+    os.environ.update(dict(zip(keys, (name, email, name, email), strict=True)))
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def rater_identity(plan: Plan, rater_id: str) -> tuple[str, str]:
+    rater = plan.rater(rater_id)
+    assert rater is not None
+    return rater.name, (rater.emails[0] if rater.emails else f"{rater_id}@example.org")
+
+
+def commit_files(root: Path, paths: list[str], message: str) -> str:
+    gitio.add(root, paths)
+    return gitio.commit_only(root, paths, message)
+
+
+def prepare(root: Path) -> Replay:
+    from aoven_git.plan import load_plan
+
+    if root.exists() and any(root.iterdir()):
+        raise UsageError(f"{root} is not empty: --keep needs a new or empty directory")
+    root.mkdir(parents=True, exist_ok=True)
+    gitio.run_git(["init", "-q"], root)
+    for key, value in (
+        ("commit.gpgsign", "false"),
+        ("core.hooksPath", ".git/hooks"),  # the user's global hooks must not run in the demo
+        ("init.defaultBranch", "main"),
+    ):
+        gitio.run_git(["config", key, value], root)
+    gitio.run_git(["symbolic-ref", "HEAD", "refs/heads/main"], root)
+    plan = load_plan(EXAMPLE / "aoven.yaml")
+    study = root / plan.study_dir
+    study.mkdir(parents=True)
+    shutil.copy(EXAMPLE / "aoven.yaml", root / "aoven.yaml")
+    for name in SCORE_FILES:
+        src = EXAMPLE / name
+        if src.is_dir():
+            shutil.copytree(src, study / name)
+        elif src.exists():
+            shutil.copy(src, study / name)
+    replay = Replay(root, load_plan(root / "aoven.yaml", display="aoven.yaml"))
+    with identity(root, *LEAD):
+        paths = ["aoven.yaml", plan.study_dir]
+        commit = commit_files(root, paths, "Pre-register the plan; add responses and stripped copies")
+        replay.log("study lead pre-registers the plan and commits the responses", commit)
+    return replay
+
+
+def seal_as(replay: Replay, sheet: SheetId) -> None:
+    from aoven_git import naming
+    from aoven_git.sealing import seal, target
+
+    plan, root = replay.plan, replay.root
+    name = naming.score_stem(plan, sheet) + ".md"
+    # the rater writes their file locally; nobody else can see it
+    shutil.copy(EXAMPLE / name, root / plan.study_dir / name)
+    with identity(root, *rater_identity(plan, sheet.rater)):
+        result = seal(root, plan, target(plan, sheet.rater, sheet.pass_id, sheet.round_id))
+    replay.log(f"{sheet.rater} seals {sheet.pass_id} (digest only)", result.commit)
+
+
+def reveal_as(replay: Replay, sheet: SheetId, *, force: bool = False) -> None:
+    from aoven_git.sealing import reveal, target
+
+    plan, root = replay.plan, replay.root
+    with identity(root, *rater_identity(plan, sheet.rater)):
+        result = reveal(root, plan, target(plan, sheet.rater, sheet.pass_id, sheet.round_id), force=force)
+    note = " EARLY, with --force, before the others sealed" if result.forced else ""
+    replay.log(f"{sheet.rater} reveals {sheet.pass_id}{note}", result.commit)
+
+
+def replay_study(root: Path, *, tamper: bool) -> Replay:
+    replay = prepare(root)
+    plan = replay.plan
+    raters = [r.id for r in plan.raters]
+    rnd = plan.main_round.id
+    for p in plan.passes:
+        sheets = [SheetId(r, p.id, rnd) for r in raters]
+        if tamper and p.primary:
+            # the first rater publishes early; the second then seals with those scores readable
+            seal_as(replay, sheets[0])
+            reveal_as(replay, sheets[0], force=True)
+            for sheet in sheets[1:]:
+                seal_as(replay, sheet)
+            for sheet in sheets[1:]:
+                reveal_as(replay, sheet)
+            continue
+        for sheet in sheets:
+            seal_as(replay, sheet)
+        for sheet in sheets:
+            reveal_as(replay, sheet)
+    recon = sorted(EXAMPLE.glob("reconciliation*.md"))
+    for path in recon:
+        shutil.copy(path, root / plan.study_dir / path.name)
+    if recon:
+        with identity(root, *LEAD):
+            rel = [f"{plan.study_dir}/{p.name}" for p in recon]
+            commit = commit_files(root, rel, "Reconciliation of flagged cells")
+        replay.log("raters record justifications and consensus (reconciliation)", commit)
+    return replay
+
+
+def kappa_table(document: dict[str, object]) -> list[str]:
+    verdict_pass = str(document.get("verdict_pass"))
+    kappa = document.get("kappa", {})
+    table = kappa.get(verdict_pass, {}) if isinstance(kappa, dict) else {}
+    rows = [f"  {'dim':4} {'kappa':>7}  {'counts':6}  pairs"]
+    for dim, entry in table.items():
+        value = entry.get("value")
+        shown = f"{value:7.3f}" if isinstance(value, (int, float)) else "    n/a"
+        pairs = ", ".join(
+            f"{pair} {v:.3f}" if isinstance(v, (int, float)) else f"{pair} undefined"
+            for pair, v in entry.get("pairs", {}).items()
+        )
+        rows.append(f"  {dim:4} {shown}  {'yes' if entry.get('counts') else 'NO':6}  {pairs}")
+    return rows
+
+
+@click.command("demo")
+@click.option(
+    "--keep",
+    "keep",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Build the study repository here (new or empty directory) and keep it.",
+)
+@click.option(
+    "--tamper", is_flag=True, help="Replay with one rater sealing after another's scores were public."
+)
+def command(keep: str | None, tamper: bool) -> int:
+    """Build a throwaway git repository from the bundled example study, replay an honest sealing
+    history (plan → digest seals → reveals → reconciliation), verify it and write the report."""
+    from aoven_git.commands._common import Study
+    from aoven_git.commands.report import build_report, render
+    from aoven_git.sealing import verify
+
+    base = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="aoven-demo-"))
+    root = base if keep else base / "study"
+    replay = replay_study(root, tamper=tamper)
+    click.echo(
+        f"Study repository: {root}" + ("" if keep else " (removed at the end; use --keep DIR to keep it)")
+    )
+    for step in replay.steps:
+        click.echo(f"  {step}")
+
+    seals = verify(root, "aoven.yaml")
+    click.echo(f"\nverify-seal: {seals.as_dict()['status']}")
+    for v in seals.violations:
+        click.echo(f"  {v.code} [{v.rater or '-'}] at {(v.commit or '')[:8]}: {v.message}")
+
+    study = Study(root=root, plan_file=root / "aoven.yaml", in_git=True)
+    document = build_report(study, rev=None, round_id=None, bootstrap=1000, seed=20260426)
+    out_dir = root if keep else base
+    paths = {}
+    for fmt, suffix in (("html", "html"), ("json", "json"), ("markdown", "md")):
+        paths[fmt] = out_dir / f"aoven-report.{suffix}"
+        paths[fmt].write_text(render(document, fmt), encoding="utf-8")
+
+    summary = str(document.get("summary") or "")
+    verdict = str(document["verdict"])
+    click.echo(f"\nVerdict: {summary if summary.startswith(verdict) else f'{verdict}. {summary}'}")
+    click.echo(f"Weighted kappa per dimension (pass {document.get('verdict_pass')}):")
+    for row in kappa_table(document):
+        click.echo(row)
+    click.echo(f"\nHTML report: {paths['html']}")
+    click.echo(f"Markdown and JSON: {paths['markdown']}, {paths['json']}")
+    if tamper:
+        caught = any(v.code == "visible-at-seal" for v in seals.violations)
+        click.echo(
+            "\nverify-seal caught the peek: the report is NOT-READY until the history is redone honestly."
+            if caught
+            else "\nverify-seal did NOT catch the peek: this is a bug, please report it."
+        )
+    if not keep:
+        shutil.rmtree(root, ignore_errors=True)
+    if tamper:
+        return 0 if any(v.code == "visible-at-seal" for v in seals.violations) else 1
+    return 0 if seals.ok else 1
