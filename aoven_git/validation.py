@@ -128,23 +128,54 @@ def work_tree_sources(root: Path, plan: Plan) -> tuple[dict[str, bytes], set[str
 
 
 def _check_reconciliation(
-    plan: Plan, path: str, data: bytes, sheets: list[ScoreSheet], is_symlink: bool
+    plan: Plan,
+    path: str,
+    data: bytes,
+    sheets: list[ScoreSheet],
+    is_symlink: bool,
+    responses: _Responses | None = None,
 ) -> FileResult:
-    """THE place reconciliation files are dispatched to their checker.
+    """THE place reconciliation files are dispatched to their checker
+    (`aoven_git.reconciliation`: parse, then check against the sheets and the responses).
 
-    `aoven_git.reconciliation.check_reconciliation` (another module) will plug in here; until
-    then a reconciliation file is listed with no findings.
+    When none of the given sheets belongs to the file's pass and round (`validate
+    reconciliation.md` alone) and the work tree is the source, the study's score files are read
+    from it: a reconciliation means nothing without the scores it settles.
     """
-    named = classify(plan, path)
-    sheet = named.sheet
+    from aoven_git.reconciliation import check_reconciliation, parse_reconciliation
+
+    rec = parse_reconciliation(plan, path, data, is_symlink=is_symlink)
+    pool = list(sheets)
+    reader = responses
+    work_tree = reader is not None and reader.root is not None and reader.given is None
+    if work_tree and reader is not None and reader.root is not None and not any(
+        s.sheet.pass_id == rec.pass_id and s.sheet.round_id == rec.round_id for s in sheets
+    ):
+        files, links = work_tree_sources(reader.root, plan)
+        pool += [
+            parse_score_file(plan, p, b, is_symlink=p in links)
+            for p, b in files.items()
+            if classify(plan, p).kind == "score"
+        ]
+    texts: dict[str, str] | None = None
+    p, rnd = plan.pass_(rec.pass_id), plan.round_(rec.round_id)
+    if reader is not None and (reader.root is not None or reader.given is not None) and p and rnd:
+        texts = {}
+        for q in rnd.questions:
+            for c in p.conditions:
+                for stripped in dict.fromkeys((p.stripped, False)):
+                    text = reader.get(reader.path(q, c, stripped))
+                    if text is not None:
+                        texts[reader.path(q, c, stripped)] = text
+    findings = check_reconciliation(plan, rec, pool, texts)
     return FileResult(
         path,
         "reconciliation",
         None,
-        sheet.pass_id if sheet else None,
-        sheet.round_id if sheet else None,
-        0,
-        (),
+        rec.pass_id,
+        rec.round_id,
+        len({row.key for row in rec.rows}),
+        tuple(findings),
     )
 
 
@@ -343,5 +374,5 @@ def validate_sources(
             sheet.layout,
         )
     for path in recon:
-        results[path] = _check_reconciliation(plan, path, files[path], final, path in links)
+        results[path] = _check_reconciliation(plan, path, files[path], final, path in links, reader)
     return ValidationReport(final, [results[p] for p in sorted(results)])

@@ -62,7 +62,8 @@ def render_github(report: SealReport) -> list[str]:
 @click.option("--rev", default="HEAD", show_default=True, help="Commit whose history is verified.")
 @format_option("text", "json", "github")
 def command(study: Study, rev: str, fmt: str) -> int:
-    """Check SPEC §5.2 on the history of REV: blind seals, unchanged sealed files, frozen plan."""
+    """Check the history of REV: every rater sealed before others' scores were readable, sealed
+    files never changed, the locked plan never changed after the first seal, authors and signatures."""
     from aoven_git.sealing import verify
 
     if not study.in_git:

@@ -1,0 +1,225 @@
+"""`aoven-git disagreements [--pass P] [--round R] [--write]`: cells where raters differ.
+
+Lists every cell of one pass and round on which the raters who have a score file differ (each
+rater's score and the spread) and marks the flagged ones (spread > `rules.flag_spread`): those
+need a quoted justification from every rater and a consensus in the reconciliation file (§4.4).
+
+`--write` creates the reconciliation file, or extends its (last) reconciliation table, with one
+row per flagged cell and scoring rater that has no row yet; justification and consensus are left
+empty for the raters. Rows already there are never touched and every other byte is preserved, so
+running it again changes nothing. With no flagged cell nothing is created.
+
+Exit codes: 0 listed (and written); 1 a score file of the pass/round is invalid (the listing
+would rest on wrong scores, so nothing is listed or written) or the reconciliation file cannot be
+read or written; 2 plan or usage error (unknown pass or round).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+
+from aoven_git.commands._common import Study, format_option, study_options
+from aoven_git.errors import FindingsError, UsageError
+from aoven_git.model import Plan, ScoreSheet
+from aoven_git.reconciliation import (
+    COLUMNS,
+    Disagreement,
+    find_tables,
+    flagged_cells,
+    parse_reconciliation,
+)
+
+
+def _sheets(study: Study, plan: Plan, pass_id: str, round_id: str) -> list[ScoreSheet]:
+    from aoven_git.naming import classify
+    from aoven_git.validation import validate_sources, work_tree_sources
+
+    files, links = work_tree_sources(study.root, plan)
+    scores = {p: b for p, b in files.items() if classify(plan, p).kind == "score"}
+    report = validate_sources(plan, scores, root=None, symlinks=links & set(scores))
+    bad = []
+    for f in report.files:
+        if f.errors and (f.rater is None or (f.pass_id == pass_id and f.round_id == round_id)):
+            first = f.errors[0]
+            bad.append(
+                f"{f.path}:{first.line}: {first.code}: {first.message}"
+                + (f" (and {len(f.errors) - 1} more)" if len(f.errors) > 1 else "")
+            )
+    if bad:
+        raise FindingsError(
+            "score files are invalid; fix them first (`aoven-git validate`):\n  " + "\n  ".join(bad)
+        )
+    return [s for s in report.sheets if s.sheet.pass_id == pass_id and s.sheet.round_id == round_id]
+
+
+def _row(key: str, rater: str, columns: dict[str, int], width: int) -> str:
+    parts = [""] * max(width, 2)
+    parts[columns["cell"]] = key
+    parts[columns["rater"]] = rater
+    return "| " + " | ".join(parts) + " |"
+
+
+def _template(plan: Plan, pass_id: str, round_id: str, rows: list[str], nl: str) -> str:
+    header = "| " + " | ".join(COLUMNS) + " |"
+    lines = [
+        "---",
+        f"pass: {pass_id}",
+        f"round: {round_id}",
+        "---",
+        "",
+        f"# Reconciliation — {pass_id} pass, {round_id} round",
+        "",
+        "For every flagged cell, each rater who scored it justifies their score with a quoted phrase",
+        '("…") copied from the response, and the raters agree a consensus: a whole number '
+        f"{plan.scale.min}–{plan.scale.max} or `contested`.",
+        "",
+        header,
+        "|" + "---|" * len(COLUMNS),
+        *rows,
+    ]
+    return nl.join(lines) + nl
+
+
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def extend(
+    plan: Plan, path: str, data: bytes | None, wanted: list[tuple[str, str]], pass_id: str, round_id: str
+) -> tuple[bytes | None, int]:
+    """New file content with a row for each wanted (cell, rater) not yet present, and how many
+    rows were added; None when nothing changes. Pure: no I/O."""
+    if data is None:
+        if not wanted:
+            return None, 0
+        cols = {"cell": 0, "rater": 1}
+        rows = [_row(k, r, cols, len(COLUMNS)) for k, r in wanted]
+        return _template(plan, pass_id, round_id, rows, "\n").encode("utf-8"), len(rows)
+    text = data.decode("utf-8")  # the caller checked it
+    rec = parse_reconciliation(plan, path, data)
+    present = {(str(r.key), r.rater) for r in rec.rows}
+    todo = [(k, r) for k, r in wanted if (k, r) not in present]
+    if not todo:
+        return None, 0
+    nl = "\r\n" if "\r\n" in text else "\r" if "\r" in text and "\n" not in text else "\n"
+    lines = _LINE_RE.findall(text)
+    tables = find_tables(text)
+    if not tables:
+        cols = {"cell": 0, "rater": 1}
+        rows = [_row(k, r, cols, len(COLUMNS)) for k, r in todo]
+        block = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS), *rows]
+        head = text if not text or text.endswith(("\n", "\r")) else text + nl
+        sep = "" if not head or head.endswith(nl + nl) else nl
+        return (head + sep + nl.join(block) + nl).encode("utf-8"), len(rows)
+    table = tables[-1]
+    end = min(table.end_line, len(lines))  # 1-based last line of the table
+    last = lines[end - 1] if end >= 1 else ""
+    prefix = re.match(r"^[ \t>]*", last)
+    lead = prefix.group() if prefix else ""
+    rows = [lead + _row(k, r, table.columns, table.width) for k, r in todo]
+    before = "".join(lines[:end])
+    if before and not before.endswith(("\n", "\r")):
+        before += nl
+    after = "".join(lines[end:])
+    return (before + nl.join(rows) + nl + after).encode("utf-8"), len(rows)
+
+
+def _write(study: Study, plan: Plan, pass_id: str, round_id: str, ds: list[Disagreement]) -> tuple[str, int]:
+    from aoven_git.naming import reconciliation_path
+
+    rel = reconciliation_path(plan, pass_id, round_id)
+    full: Path = study.root / rel
+    if full.is_symlink():
+        raise FindingsError(f"{rel} is a symbolic link; refusing to write through it")
+    data: bytes | None = None
+    if full.exists():
+        try:
+            data = full.read_bytes()
+            data.decode("utf-8")
+        except OSError as exc:
+            raise FindingsError(f"{rel}: cannot read: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise FindingsError(f"{rel}: not valid UTF-8; refusing to edit it") from None
+    wanted = [(str(d.key), rater) for d in ds if d.flagged for rater in d.scores]
+    new, added = extend(plan, rel, data, wanted, pass_id, round_id)
+    if new is not None:
+        try:
+            full.parent.mkdir(parents=True, exist_ok=True)
+            full.write_bytes(new)
+        except OSError as exc:
+            raise FindingsError(f"{rel}: cannot write: {exc.strerror or exc}") from None
+    return rel, added
+
+
+@click.command("disagreements")
+@study_options
+@click.option("--pass", "pass_id", default=None, help="Pass (default: the primary pass).")
+@click.option("--round", "round_id", default=None, help="Round (default: the plan's first round).")
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Create or extend the reconciliation file with a row per flagged cell and rater.",
+)
+@format_option("text", "json")
+def command(study: Study, pass_id: str | None, round_id: str | None, write: bool, fmt: str) -> int:
+    """List the cells where raters differ and mark the flagged ones (spread > rules.flag_spread)."""
+    plan = study.plan
+    p = plan.pass_(pass_id) if pass_id else plan.primary_pass
+    if p is None:
+        raise UsageError(f"--pass {pass_id}: not a pass of the plan ({', '.join(x.id for x in plan.passes)})")
+    rnd = plan.round_(round_id) if round_id else plan.main_round
+    if rnd is None:
+        raise UsageError(
+            f"--round {round_id}: not a round of the plan ({', '.join(r.id for r in plan.rounds)})"
+        )
+    sheets = _sheets(study, plan, p.id, rnd.id)
+    by_cell, ds = flagged_cells(plan, sheets, p.id, rnd.id)
+    order = {r.id: k for k, r in enumerate(plan.raters)}
+    raters = sorted({s.sheet.rater for s in sheets}, key=lambda r: order.get(r, len(order)))
+    written: str | None = None
+    added = 0
+    if write:
+        written, added = _write(study, plan, p.id, rnd.id, ds)
+    flagged = [d for d in ds if d.flagged]
+    if fmt == "json":
+        doc = {
+            "pass": p.id,
+            "round": rnd.id,
+            "flag_spread": plan.rules.flag_spread,
+            "raters": raters,
+            "cells_scored": len(by_cell),
+            "cells": [
+                {"cell": str(d.key), "scores": d.scores, "spread": d.spread, "flagged": d.flagged} for d in ds
+            ],
+            "flagged": [str(d.key) for d in flagged],
+            "reconciliation": written,
+            "rows_added": added,
+        }
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
+        return 0
+    click.echo(
+        f"pass {p.id}, round {rnd.id}: {len(raters)} rater(s) ({', '.join(raters) or 'none'}), "
+        f"{len(by_cell)} cells scored, {len(ds)} with disagreement, {len(flagged)} flagged "
+        f"(spread > {plan.rules.flag_spread})"
+    )
+    if len(raters) < 2:
+        click.echo("  fewer than two raters have a score file for this pass and round")
+    width = max((len(str(d.key)) for d in ds), default=0)
+    for d in ds:
+        scores = "  ".join(f"{r} {v}" for r, v in d.scores.items())
+        mark = "  FLAGGED" if d.flagged else ""
+        click.echo(f"  {d.key!s:<{width}}  {scores}  spread {d.spread}{mark}")
+    if write:
+        if not flagged:
+            click.echo("no flagged cells: nothing written")
+        elif added:
+            click.echo(
+                f"wrote {added} row(s) to {written}: fill in each justification (with a quote) "
+                "and the consensus"
+            )
+        else:
+            click.echo(f"{written} already has a row for every flagged cell and rater: unchanged")
+    return 0
