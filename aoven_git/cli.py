@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "markers": ("markers", "Count each marker's uses in the treatment responses."),
     "seal": ("seal", "Seal a rater's scores with a digest commit."),
     "reveal": ("reveal", "Commit a sealed score file once every required rater has sealed."),
-    "verify-seal": ("verify_seal", "Prove from history that every rater sealed blind and nothing sealed changed."),
+    "verify-seal": ("verify_seal", "Prove from history that every rater sealed blind."),
     "hook": ("hook", "Git hook entry points (pre-commit)."),
     "install-hook": ("install_hook", "Install the pre-commit hook into .git/hooks."),
     "disagreements": ("disagreements", "List disagreeing cells; write a reconciliation template."),

@@ -67,7 +67,7 @@ def test_minimal_plan_gets_documented_defaults() -> None:
 
 
 def test_fractions_written_as_strings_are_exact() -> None:
-    plan = parse_plan((MINIMAL + "rules: {pass: {dims_fraction: \"5/8\", improvement: 0.2}}\n").encode())
+    plan = parse_plan((MINIMAL + 'rules: {pass: {dims_fraction: "5/8", improvement: 0.2}}\n').encode())
     assert plan.rules.pass_.dims_fraction == Fraction(5, 8)
     assert plan.rules.pass_.improvement == Fraction(1, 5)
 
@@ -79,7 +79,11 @@ def test_fractions_written_as_strings_are_exact() -> None:
         (("  - {id: B, role: treatment}", "  - {id: A, role: treatment}"), 5, "duplicate id 'A'"),
         (("transitions: [1]}", "transitions: [1, 7]}"), 9, "unknown transition #7"),
         (("expects: [1]}", "expects: [9]}"), 11, "expects unknown transition #9"),
-        (("dimensions: [D1], primary: true", "dimensions: [D2], primary: true"), 15, "unknown dimension 'D2'"),
+        (
+            ("dimensions: [D1], primary: true", "dimensions: [D2], primary: true"),
+            15,
+            "unknown dimension 'D2'",
+        ),
         (("conditions: [A, B], dimensions", "conditions: [A, C], dimensions"), 15, "unknown condition 'C'"),
         ((", primary: true}", "}"), 14, "exactly one primary pass"),
         (("  - {id: ann}", "  - {id: Ann}"), 13, "does not match"),
