@@ -39,7 +39,7 @@ from aoven_git.verdict import (
 )
 
 SCHEMA = "aoven-git/report/1"
-NOT_VERIFIED = "seals were not verified (not a git repository)"
+NOT_VERIFIED = "not a git repository, so the sealing history was not checked"
 WITHHELD = "withheld while the verdict is NOT-READY"
 
 
@@ -178,6 +178,11 @@ def _seals(
     status = seals.get("status") or (
         "violated" if violations else "complete" if seals.get("ok") else "pending"
     )
+    if status == "unverifiable":
+        message = str(seals.get("message") or "verify-seal could not run")
+        doc = {"verified": False, "status": status, "message": message, "violations": [],
+               "forced_reveals": []}
+        return doc, [f"the seals could not be verified: {message}"]
     blockers = [
         f"seal violation {v['code']}" + (f" by {v['rater']}" if v.get("rater") else "") + f": {v['message']}"
         for v in violations

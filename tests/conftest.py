@@ -59,7 +59,11 @@ def run_cli(*args: str, cwd: Path | str | None = None) -> Result:
         os.chdir(cwd)
     try:
         with runner.isolation() as streams:
-            code = main(list(args))
+            try:
+                code = main(list(args))
+            finally:  # text written without click.echo may still sit in the wrapper's buffer
+                sys.stdout.flush()
+                sys.stderr.flush()
             out = streams[0].getvalue().decode("utf-8", "replace")
             err = streams[1].getvalue().decode("utf-8", "replace") if streams[1] is not None else ""
     finally:

@@ -415,7 +415,7 @@ def test_seal_status(plan, seals, blocked, needle):
         assert doc["seals"] == {
             "verified": False,
             "status": "not-verified",
-            "message": "seals were not verified (not a git repository)",
+            "message": "not a git repository, so the sealing history was not checked",
             "violations": [],
             "forced_reveals": [],
         }

@@ -8,14 +8,13 @@ same revision it reports on; outside one the report says the seals were not veri
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from aoven_git.commands._common import Study, study_options
-from aoven_git.errors import AovenError, CannotVerify, UsageError
+from aoven_git.errors import AovenError, UsageError
 from aoven_git.model import Plan
 
 #: --fail-on level → verdicts that make the command exit 1 (each level includes the ones before)
@@ -49,19 +48,25 @@ def gather_sources(
 
 
 def seal_status(study: Study, rev: str | None) -> dict[str, Any] | None:
-    """verify-seal's document, None outside git; a history that cannot be verified is reported
-    as status "error" (which keeps the verdict NOT-READY) rather than aborting the report."""
+    """verify-seal's document, or None outside git. A history that cannot be verified (shallow
+    clone, plan not committed…) is status "unverifiable": it keeps the verdict NOT-READY with the
+    reason, and accuses nobody (a shallow clone is not a violation by any rater)."""
     if not study.in_git:
         return None
     from aoven_git.sealing import verify
 
+    def unverifiable(message: str) -> dict[str, Any]:
+        return {"ok": False, "status": "unverifiable", "message": message, "violations": [], "seals": []}
+
     plan_rel = study.relpath(study.plan_file)
     try:
-        return verify(study.root, plan_rel, rev or "HEAD").as_dict()
-    except CannotVerify as exc:
-        return {"ok": False, "status": "error", "message": exc.message, "violations": [], "seals": []}
+        result = verify(study.root, plan_rel, rev or "HEAD").as_dict()
     except AovenError as exc:
-        return {"ok": False, "status": "error", "message": str(exc), "violations": [], "seals": []}
+        return unverifiable(str(exc))
+    shallow = [v for v in result.get("violations", []) if v.get("code") == "shallow-history"]
+    if shallow:
+        return unverifiable(str(shallow[0].get("message") or "the clone is shallow"))
+    return result
 
 
 def build_report(
@@ -167,7 +172,7 @@ def command(
             f"{document.get('summary') or document['verdict']}  (report written to {output})", err=True
         )
     else:
-        sys.stdout.write(text)
+        click.echo(text, nl=False)
     if fail_on and document["verdict"] in FAIL_ON[fail_on]:
         return 1
     return 0

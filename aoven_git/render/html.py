@@ -248,9 +248,10 @@ def _figures(report: Mapping[str, Any]) -> str:
     return f'<section class="figures" aria-label="Key figures">{cards}</section>'
 
 
-_SEAL_CLASS = {"complete": "s-good", "pending": "s-warn", "violated": "s-bad", "not-verified": "s-grey"}
+_SEAL_CLASS = {"complete": "s-good", "pending": "s-warn", "violated": "s-bad", "not-verified": "s-grey",
+               "unverifiable": "s-warn"}
 _SEAL_TEXT = {"complete": "complete", "pending": "pending", "violated": "violated",
-              "not-verified": "seals were not verified"}
+              "not-verified": "seals were not verified", "unverifiable": "seals could not be verified"}
 
 
 def _seals(report: Mapping[str, Any]) -> str:

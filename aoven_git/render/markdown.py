@@ -555,6 +555,7 @@ _SEAL_STATUS = {
     "pending": "⏳ **pending**",
     "violated": "⛔ **violated**",
     "not-verified": "⚠️ **seals were not verified**",
+    "unverifiable": "⚠️ **seals could not be verified**",
 }
 
 

@@ -1,0 +1,105 @@
+"""`aoven-git demo`, run as a user runs it: a separate process, then the kept repository inspected
+with git and verify-seal."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from tests.conftest import Result, run_cli, run_subprocess
+
+RATERS = {"cto": "cto@example.org", "logician": "logician@example.org", "redteam": "redteam@example.org"}
+
+
+def demo(*args: str, tmp: Path) -> Result:
+    # TMPDIR: a demo without --keep builds its throwaway repository inside the test's own folder
+    res = run_subprocess("demo", *args, cwd=tmp, env={"TMPDIR": str(tmp)})
+    assert "Traceback" not in res.output
+    return res
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout
+
+
+def printed_path(out: str, label: str) -> Path:
+    match = re.search(rf"^{label}: (\S+)", out, re.M)
+    assert match, f"no '{label}:' line in:\n{out}"
+    return Path(match.group(1))
+
+
+def test_demo_keep_builds_an_honest_history_and_reports_pass(tmp_path: Path) -> None:
+    keep = tmp_path / "kept"
+    res = demo("--keep", str(keep), tmp=tmp_path)
+    assert res.code == 0, res.output
+    assert "Verdict: PASS" in res.out
+    assert "verify-seal: complete" in res.out
+    table = res.out[res.out.index("Weighted kappa per dimension"):]
+    assert re.search(r"^\s+dim\s+kappa\s+counts\s+pairs$", table, re.M)
+    found = re.findall(r"^\s+(D\d)\s+(\d\.\d{3})\s+(yes|NO)\s", table, re.M)
+    rows = {dim: counts for dim, _, counts in found}
+    assert rows == {"D1": "yes", "D2": "yes", "D3": "yes", "D4": "yes", "D5": "yes", "D6": "yes",
+                    "D7": "NO", "D8": "yes"}
+    html = printed_path(res.out, "HTML report")
+    assert html == keep / "aoven-report.html" and html.is_file()
+    assert 'id="chart-kappa"' in html.read_text(encoding="utf-8")
+    assert printed_path(res.out, "Study repository") == keep
+
+    # each rater committed under their own identity, and only their own files
+    authors = git(keep, "log", "--format=%ae").split()
+    assert set(authors) == {*RATERS.values(), "lead@example.org"}
+    for rater, email in RATERS.items():
+        touched = git(keep, "log", f"--author={email}", "--name-only", "--format=").split()
+        assert touched and all(Path(p).name.startswith(f"scores_{rater}") for p in touched), touched
+
+    seals = run_cli("verify-seal", "--format", "json", cwd=keep)
+    assert seals.code == 0, seals.output
+    data = json.loads(seals.out)
+    assert data["status"] == "complete" and data["violations"] == []
+    assert sorted((s["rater"], s["pass"], s["kind"]) for s in data["seals"]) == sorted(
+        (r, p, "digest") for r in RATERS for p in ("unblinded", "blinded"))
+    report = json.loads((keep / "aoven-report.json").read_text(encoding="utf-8"))
+    assert report["verdict"] == "PASS" and report["improvement_exact"] == "139/346"
+
+
+def test_demo_tamper_is_caught(tmp_path: Path) -> None:
+    keep = tmp_path / "tampered"
+    res = demo("--tamper", "--keep", str(keep), tmp=tmp_path)
+    assert res.code == 0, res.output  # exit 0: the demo showed what it meant to show
+    assert "visible-at-seal" in res.out
+    assert "NOT-READY" in res.out
+    assert "verify-seal: violated" in res.out
+    seals = run_cli("verify-seal", "--format", "json", cwd=keep)
+    assert seals.code == 1
+    # CTO revealed with --force before anyone else sealed: both later raters sealed with it readable
+    data = json.loads(seals.out)
+    codes = sorted((v["code"], v["rater"]) for v in data["violations"])
+    assert codes == [("visible-at-seal", "logician"), ("visible-at-seal", "redteam")]
+    assert [(f["rater"], f["pass"]) for f in data["forced_reveals"]] == [("cto", "unblinded")]
+
+
+def test_demo_keep_refuses_a_non_empty_directory(tmp_path: Path) -> None:
+    keep = tmp_path / "mine"
+    keep.mkdir()
+    (keep / "notes.txt").write_text("my own work\n", encoding="utf-8")
+    res = demo("--keep", str(keep), tmp=tmp_path)
+    assert res.code == 2, res.output
+    assert "not empty" in res.err
+    assert sorted(p.name for p in keep.iterdir()) == ["notes.txt"]
+    assert (keep / "notes.txt").read_text(encoding="utf-8") == "my own work\n"
+    # a file where the directory should be is a usage error too
+    res = demo("--keep", str(keep / "notes.txt"), tmp=tmp_path)
+    assert res.code == 2 and (keep / "notes.txt").read_text(encoding="utf-8") == "my own work\n"
+
+
+def test_demo_without_keep_removes_the_repository_but_keeps_the_report(tmp_path: Path) -> None:
+    res = demo(tmp=tmp_path)
+    assert res.code == 0, res.output
+    repo = printed_path(res.out, "Study repository")
+    html = printed_path(res.out, "HTML report")
+    assert tmp_path in repo.parents
+    assert not repo.exists()
+    assert html.is_file() and html.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+    assert "removed at the end" in res.out
