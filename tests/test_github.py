@@ -189,13 +189,27 @@ def test_action_interface() -> None:
     action = load_yaml(ACTION)
     defaults = {name: spec.get("default") for name, spec in action["inputs"].items()}
     assert defaults == {"plan": "aoven.yaml", "python-version": "3.12", "fail-on": "fail",
-                        "package": "aoven-git", "artifact-name": "aoven-report"}
+                        "package": "aoven-git", "artifact-name": "aoven-report", "working-directory": "."}
     assert set(action["outputs"]) == {"verdict", "verify-status"}
     assert action["runs"]["using"] == "composite"
     uses = [s["uses"] for s in action["runs"]["steps"] if "uses" in s]
     assert uses == ["actions/setup-python@v5", "actions/upload-artifact@v4"]
     upload = next(s for s in action["runs"]["steps"] if s.get("uses", "").startswith("actions/upload"))
-    assert upload["with"]["path"].split() == ["aoven-report.json", "aoven-report.html"]
+    assert upload["with"]["path"].splitlines() == ["${{ inputs.working-directory }}/aoven-report.json",
+                                              "${{ inputs.working-directory }}/aoven-report.html"]
+    # every script runs in the study's work tree, except the installer (which does not need it)
+    for step in action["runs"]["steps"]:
+        if "run" in step and step["name"] != "Install aoven-git":
+            assert step["working-directory"] == "${{ inputs.working-directory }}", step["name"]
+
+
+def test_example_study_workflow_runs_the_action_on_a_replayed_history() -> None:
+    workflow = load_yaml(ROOT / ".github" / "workflows" / "example-study.yml")
+    steps = workflow["jobs"]["study"]["steps"]
+    runs = " ".join(s.get("run", "") for s in steps)
+    assert "aoven-git demo --keep" in runs
+    action_step = next(s for s in steps if s.get("uses") == "./.github/actions/aoven")
+    assert action_step["with"]["working-directory"].endswith("/example-study")
 
 
 def test_ci_runs_the_readme_test_command_on_every_supported_python() -> None:
@@ -329,8 +343,9 @@ class ActionRun:
         step_env = {k: self.expand(str(v)) for k, v in step.get("env", {}).items()}
         script = self.tmp / "step.sh"
         script.write_text(step["run"])
+        cwd = self.workspace / self.expand(str(step.get("working-directory", ".")))
         result = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-                                cwd=self.workspace, capture_output=True, text=True, check=False, timeout=300,
+                                cwd=cwd, capture_output=True, text=True, check=False, timeout=300,
                                 env={**self.env, **step_env, **(env or {}), "GITHUB_OUTPUT": str(out_file)})
         if "id" in step:
             pairs = (ln.split("=", 1) for ln in out_file.read_text().splitlines() if "=" in ln)
@@ -456,14 +471,15 @@ def test_action_end_to_end_on_the_example_study(tmp_path: Path) -> None:
 
 def test_action_end_to_end_on_an_honest_sealing_history(tmp_path: Path) -> None:
     """The demo's replay (plan → digest seals → reveals → reconciliation): every step succeeds,
-    the job passes with verdict PASS, and the summary is the Markdown report."""
+    the job passes with verdict PASS, and the summary is the Markdown report. The study sits in a
+    sub-folder of the workspace, as in .github/workflows/example-study.yml (`working-directory`)."""
     repo = tmp_path / "study"
     res = run_cli("demo", "--keep", str(repo))
     assert res.code == 0, res.output
     for name in ("aoven-report.json", "aoven-report.html", "aoven-report.md"):
         (repo / name).unlink()  # the demo's own copies: the action must write its own
     (tmp_path / "runner").mkdir()
-    run = ActionRun(tmp_path / "runner", repo, {"fail-on": "inconclusive"})
+    run = ActionRun(tmp_path / "runner", tmp_path, {"fail-on": "inconclusive", "working-directory": "study"})
     for name in ("history", "validate", "verify", "report", "Job summary"):
         result = run.run(name)
         assert result.returncode == 0, f"{name}: {result.stdout}{result.stderr}"
