@@ -108,6 +108,18 @@ def resolve_commit(root: str | Path, rev: str) -> str | None:
     return proc.stdout.decode().strip()
 
 
+def describe_non_commit(root: str | Path, rev: str) -> str | None:
+    """What `rev` names when it names no commit (a tree, a blob), or None when it names nothing
+    at all. Only called after resolution failed, so the usual path stays at a constant git count."""
+    if not rev or rev.startswith("-"):
+        return None
+    proc = run_git(["rev-parse", "--verify", "--quiet", "--end-of-options", rev], root, check=False)
+    if proc.returncode != 0:
+        return None
+    kind = run_git(["cat-file", "-t", proc.stdout.decode().strip()], root, check=False)
+    return kind.stdout.decode().strip() or None
+
+
 def log_raw(root: str | Path, commit: str, pathspecs: list[str]) -> bytes:
     """ONE path-limited `git log` over the study paths: every commit that touches them, with its
     (rewritten) parents, author email, and its raw diff (against the first parent for merges).
@@ -171,12 +183,12 @@ def head_commit(root: str | Path) -> str | None:
     return resolve_commit(root, "HEAD")
 
 
-def head_blobs(root: str | Path, paths: list[str]) -> dict[str, bytes]:
-    """Contents of `paths` in HEAD (missing paths are left out), with one `cat-file --batch`."""
-    if head_commit(root) is None:
+def head_blobs(root: str | Path, paths: list[str], rev: str = "HEAD") -> dict[str, bytes]:
+    """Contents of `paths` in HEAD (or `rev`; missing paths are left out), with one `cat-file --batch`."""
+    if resolve_commit(root, rev) is None:
         return {}
-    found = cat_file(root, [f"HEAD:{p}" for p in paths])
-    return {p: obj[1] for p in paths if (obj := found.get(f"HEAD:{p}")) is not None and obj[0] == "blob"}
+    found = cat_file(root, [f"{rev}:{p}" for p in paths])
+    return {p: obj[1] for p in paths if (obj := found.get(f"{rev}:{p}")) is not None and obj[0] == "blob"}
 
 
 def head_tree_paths(root: str | Path, directory: str) -> list[str]:
@@ -234,9 +246,13 @@ def commit_only(root: str | Path, paths: list[str], message: str) -> str:
     return resolve_commit(root, "HEAD") or ""
 
 
-def git_dir(root: str | Path) -> Path:
-    proc = run_git(["rev-parse", "--absolute-git-dir"], root)
-    return Path(proc.stdout.decode("utf-8", "surrogateescape").strip())
+def hooks_dir(root: str | Path) -> Path:
+    """The directory git runs hooks from, as git itself resolves it: core.hooksPath when set
+    (relative to the work tree), else the hooks of the *common* git dir, which a linked work tree
+    (`git worktree add`) shares with the main one; its own `.git/worktrees/<name>/hooks` is never run."""
+    proc = run_git(["rev-parse", "--git-path", "hooks"], root)
+    path = Path(proc.stdout.decode("utf-8", "surrogateescape").strip())
+    return path if path.is_absolute() else Path(root) / path
 
 
 def config_get(root: str | Path, key: str) -> str | None:

@@ -220,7 +220,21 @@ def _bits(mask: int) -> Iterable[int]:
 
 
 def tracked(plan: Plan, plan_path: str, path: str) -> bool:
-    return path == plan_path or naming.classify(plan, path).kind != "other"
+    return path == plan_path or naming.classify(plan, path).kind != "other" or miscased(plan, path)
+
+
+def miscased(plan: Plan, path: str) -> bool:
+    """A study-dir name that is a score, seal or reconciliation name but for letter case
+    (`Scores_CTO.md`). File names are case-sensitive, so the rules would otherwise ignore it,
+    while on a case-insensitive disk (macOS, Windows) it is the very file others read."""
+    prefix = plan.study_dir.rstrip("/") + "/"
+    if not path.startswith(prefix) or naming.classify(plan, path).kind != "other":
+        return False
+    parts = path[len(prefix):].lower().split("/")
+    if len(parts) == 2:
+        return parts[0] == naming.SEALS_DIR and parts[1].endswith(naming.SEAL_SUFFIX)
+    return len(parts) == 1 and parts[0].endswith(".md") and \
+        parts[0].startswith((naming.SCORE_PREFIX, naming.RECONCILIATION_STEM))
 
 
 def check(plan: Plan, hist: History, plan_path: str) -> SealReport:
@@ -267,6 +281,11 @@ def check(plan: Plan, hist: History, plan_path: str) -> SealReport:
     recon: dict[tuple[str, str], set[str]] = {}
     for p, c in classes.items():
         if c.kind == "other":
+            first = next((i for i, ev in enumerate(events) if ev.get(p) in ("add", "modify")), None)
+            if first is not None and miscased(plan, p):
+                flag(first, "unknown-file", None,
+                     f"{p}: a study file name in the wrong letter case; names are case-sensitive "
+                     "(scores_<rater>….md, reconciliation….md, seals/scores_<rater>….sha256)", p)
             continue
         first = next((i for i, ev in enumerate(events) if ev.get(p) in ("add", "modify")), None)
         if c.problem is not None or c.sheet is None:

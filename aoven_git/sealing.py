@@ -49,6 +49,12 @@ def verify(root: Path, plan_path: str, rev: str = "HEAD") -> SealReport:
             "(in GitHub Actions: actions/checkout with fetch-depth: 0)"))
         return report
     if commit is None:
+        kind = gitio.describe_non_commit(root, rev)
+        if kind is not None:
+            raise UsageError(f"--rev {rev!r} names a {kind}, not a commit: give a commit, branch or tag")
+        if rev == "HEAD":
+            raise UsageError("HEAD has no commit yet (a new repository or an unborn branch): "
+                             "commit the plan first, or name a commit with --rev")
         raise UsageError(f"unknown revision {rev!r} (no such commit, branch or tag)")
     blob = gitio.cat_file(root, [f"{commit}:{plan_path}"]).get(f"{commit}:{plan_path}")
     if blob is None or blob[0] != "blob":
@@ -66,7 +72,7 @@ def verify(root: Path, plan_path: str, rev: str = "HEAD") -> SealReport:
     hist = read_history(str(root), commit, study_dir=plan.study_dir, plan_path=plan_path,
                         track=lambda p: tracked(plan, plan_path, p), want_blob=want)
     report = check(plan, hist, plan_path)
-    report.git_calls += 3  # find_root/rev-parse, is-shallow, plan blob
+    report.git_calls += 4  # show-toplevel, rev-parse, is-shallow, plan blob
     if plan.security.require_signed:
         _check_signatures(root, plan, commit, report)
     return report

@@ -64,18 +64,28 @@ def _messages(study: Study) -> list[str]:
     staged_blobs = gitio.staged_blobs(root, staged_scores)
     staged_sheets = {kinds[p].sheet for s, p in study_changes if s != "D" and kinds[p].kind == "score"}
     forced = os.environ.get(FORCE_ENV) == "reveal"
+    frozen = [p for _, p in study_changes if p in head_study and p != plan_rel
+              and (kinds[p].kind == "seal" or (kinds[p].kind == "score" and kinds[p].sheet is not None))]
+    # a file HEAD itself added may be under `git commit --amend` (the hook cannot tell): say how to
+    # redo an unpushed seal honestly instead of leaving the user stuck
+    added_by_head = set(frozen) - set(gitio.head_blobs(root, frozen, rev="HEAD~1")) if frozen else set()
+
+    def redo(path: str) -> str:
+        return (" (amending the commit that added it, before pushing? undo that commit with "
+                "`git reset --soft HEAD~1` and commit again)") if path in added_by_head else ""
+
     for status, path in study_changes:
         k = kinds[path]
         if path == plan_rel:
             continue
         if k.kind == "seal" and path in head_study:
             out.append(f"{path}: a committed seal file must never change or disappear (would be "
-                       f"{'deleted' if status == 'D' else 'modified'}-after-seal)")
+                       f"{'deleted' if status == 'D' else 'modified'}-after-seal){redo(path)}")
         if k.kind != "score" or k.sheet is None:
             continue
         if path in head_study:
             out.append(f"{path}: sealed score file must never change or disappear; put corrections in an "
-                       "amendment file instead")
+                       f"amendment file instead{redo(path)}")
             continue
         if status == "D":
             continue

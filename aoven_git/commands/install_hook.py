@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import stat
-from pathlib import Path
 
 import click
 
@@ -25,17 +23,6 @@ exec python3 -m aoven_git hook pre-commit
 """
 
 
-def hooks_dir(root: Path) -> Path:
-    """Where git runs hooks from: core.hooksPath when set (relative to the work tree), else .git/hooks."""
-    from aoven_git import gitio
-
-    configured = gitio.config_get(root, "core.hooksPath")
-    if configured:
-        path = Path(os.path.expanduser(configured))
-        return path if path.is_absolute() else root / path
-    return gitio.git_dir(root) / "hooks"
-
-
 @click.command("install-hook")
 @study_options
 @click.option("--force", is_flag=True, help="Replace an existing pre-commit hook that is not aoven-git's.")
@@ -43,7 +30,9 @@ def command(study: Study, force: bool) -> int:
     """Install the pre-commit hook (into core.hooksPath when it is set, else .git/hooks)."""
     if not study.in_git:
         raise CannotVerify(f"{study.root} is not a git repository")
-    target = hooks_dir(study.root) / "pre-commit"
+    from aoven_git import gitio
+
+    target = gitio.hooks_dir(study.root) / "pre-commit"
     if target.exists() or target.is_symlink():
         try:
             current = target.read_text("utf-8", "replace")

@@ -135,3 +135,32 @@ def test_unrelated_commit_passes_and_hook_needs_no_scipy(hooked: Study) -> None:
 def test_hook_outside_a_repository(tmp_path: Path) -> None:
     res = run_cli("hook", "pre-commit", cwd=tmp_path)
     assert res.code == 3
+
+
+def test_install_hook_from_a_linked_worktree_installs_where_git_runs_it(study: Study, tmp_path: Path) -> None:
+    """Linked work trees share the main repository's hooks; `.git/worktrees/<name>/hooks` is never run."""
+    study.start()
+    tree = tmp_path / "rater tree"
+    study.git("worktree", "add", "-q", str(tree), "-b", "scores")
+    assert run_cli("install-hook", cwd=tree).code == 0
+    assert (study.path / ".git" / "hooks" / "pre-commit").read_text() == HOOK_SCRIPT
+    (tree / "study" / "scores_cto.md").write_text(score_text("cto"))
+    subprocess.run(["git", "add", "-A"], cwd=tree, check=True)
+    name, email = PEOPLE["cto"]
+    proc = subprocess.run(["git", "commit", "-q", "-m", "scores"], cwd=tree, capture_output=True, text=True,
+                          env={**os.environ, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email},
+                          check=False)
+    assert proc.returncode != 0 and "logician has not sealed" in proc.stderr
+
+
+def test_amending_the_commit_that_added_a_seal_says_how_to_redo_it(hooked: Study) -> None:
+    hooked.digest_seal("cto")
+    hooked.write(hooked.seal_path("cto"), "changed\n")
+    res = commit(hooked, "cto", "reseal", hooked.seal_path("cto"))
+    assert res.returncode != 0 and "git reset --soft HEAD~1" in res.stderr
+    # once another commit follows, the seal is not HEAD's own: no such hint
+    hooked.git("checkout", "-q", "HEAD", "--", hooked.seal_path("cto"))
+    hooked.digest_seal("logician")
+    hooked.write(hooked.seal_path("cto"), "changed\n")
+    res = commit(hooked, "cto", "reseal", hooked.seal_path("cto"))
+    assert res.returncode != 0 and "never change" in res.stderr and "reset --soft" not in res.stderr

@@ -36,6 +36,32 @@ def test_option_looking_revision_is_not_passed_to_git(study: Study) -> None:
     assert res.code == 2 and "unknown revision" in res.err
 
 
+@pytest.mark.parametrize("what", ["tree", "blob"])
+def test_revision_naming_a_tree_or_blob_is_named_as_such(study: Study, what: str) -> None:
+    study.start()
+    sha = study.git("rev-parse", "HEAD^{tree}" if what == "tree" else "HEAD:aoven.yaml")
+    res = run_cli("verify-seal", "--rev", sha, cwd=study.path)
+    assert res.code == 2 and f"names a {what}, not a commit" in res.err
+    assert "Traceback" not in res.output
+
+
+def test_annotated_tag_and_detached_head_verify(study: Study) -> None:
+    study.start()
+    sealed = study.digest_seal("cto")
+    study.git("tag", "-a", "sealed", "-m", "all sealed")
+    study.git("checkout", "-q", "--detach", "HEAD")
+    for args in (("--rev", "sealed"), ()):
+        res, data = study.verify(*args)
+        assert res.code == 0 and data["commit"] == sealed and data["status"] == "pending"
+
+
+def test_repository_without_commits(study: Study) -> None:
+    study.write("aoven.yaml", "version: 1\n")
+    res = run_cli("verify-seal", cwd=study.path)
+    assert res.code == 2 and "HEAD has no commit yet" in res.err
+    assert "Traceback" not in res.output
+
+
 def test_plan_not_committed(study: Study) -> None:
     study.write("README.md", "x")
     study.by("lead", "start")
@@ -184,7 +210,7 @@ def test_constant_number_of_git_calls(study: Study, monkeypatch: pytest.MonkeyPa
     calls.clear()
     report = verify(study.path, "aoven.yaml")
     assert report.ok and len(report.seals) == 2
-    assert len(calls) == small
+    assert len(calls) == small == report.git_calls
     assert sum(1 for c in calls if c[0] == "log") == 1
     assert not any(c[0] in ("diff", "show", "diff-tree", "merge-base") for c in calls)
 
@@ -233,3 +259,17 @@ def test_merge_with_own_change_whose_first_parent_is_outside_the_limited_history
     res, data = study.verify()
     assert res.code == 0, res.output
     assert codes(data) == [] and data["status"] == "complete"
+
+
+def test_score_file_name_in_the_wrong_letter_case(study: Study) -> None:
+    """`Scores_CTO.md` is readable by everyone (and is `scores_cto.md` on a case-insensitive disk):
+    never silently ignored."""
+    study.start()
+    study.write("study/Scores_CTO.md", score_text("cto"))
+    miscased = study.by("cto", "scores", "study/Scores_CTO.md")
+    study.write("study/Notes.md", "not a study file\n")
+    study.by("lead", "notes", "study/Notes.md")
+    res, data = study.verify()
+    assert res.code == 1 and codes(data) == [("unknown-file", None)]
+    (v,) = data["violations"]
+    assert v["commit"] == miscased and "Scores_CTO.md" in v["message"] and "case" in v["message"]
