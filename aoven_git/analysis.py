@@ -15,7 +15,7 @@ steered by watching a provisional verdict move.
 
 from __future__ import annotations
 
-import copy
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -51,7 +51,10 @@ class ReportData:
     document: Mapping[str, Any]
 
     def as_dict(self) -> dict[str, Any]:
-        return copy.deepcopy(dict(self.document))
+        # A fresh copy per caller, so a renderer can never alter what another one reads. The
+        # document is plain JSON by contract, and a JSON round trip copies a 20-rater study's
+        # document several times faster than copy.deepcopy (it also refuses NaN on the way).
+        return json.loads(json.dumps(self.document, allow_nan=False))
 
 
 # --------------------------------------------------------------------------- number helpers

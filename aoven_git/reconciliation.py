@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from aoven_git.model import CellKey, Finding, Plan, Reconciliation, ReconciliationRow, ScoreSheet, Severity
+from aoven_git.scorefile import MAX_BYTES, simple_yaml
 
 __all__ = [
     "COLUMNS",
@@ -66,7 +67,6 @@ __all__ = [
     "response_key",
 ]
 
-MAX_BYTES = 1024 * 1024
 FRONT_MATTER_KEYS = ("pass", "round", "plan_version")
 COLUMNS = ("Cell", "Rater", "Justification", "Consensus")
 
@@ -257,7 +257,8 @@ def _identity(plan: Plan, path: str, fm: _FrontMatter, add: Add) -> tuple[str, s
     from aoven_git.yamlio import YamlError, load_yaml
 
     try:
-        value, lines = load_yaml(fm.yaml_text, line_offset=1)
+        simple = simple_yaml(fm.yaml_text, line_offset=1)  # the score files' fast path
+        value, lines = simple if simple is not None else load_yaml(fm.yaml_text, line_offset=1)
     except YamlError as exc:
         add(exc.line or 1, "front-matter-invalid", f"front matter: {exc.message}")
         return pass_id, round_id

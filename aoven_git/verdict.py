@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -199,11 +200,13 @@ def exact_kappa(
         return None
     rows, cols = [0] * k, [0] * k
     observed = 0
-    for a, b in pairs:
+    # count the k×k joint table first (C speed), then weigh its at most k² distinct entries:
+    # a large study has ~1500 pair×dimension tables of 1000 items each
+    for (a, b), count in Counter(pairs).items():
         i, j = rank[a], rank[b]
-        rows[i] += 1
-        cols[j] += 1
-        observed += _disagreement(i, j, weights)
+        rows[i] += count
+        cols[j] += count
+        observed += count * _disagreement(i, j, weights)
     expected = sum(rows[i] * cols[j] * _disagreement(i, j, weights) for i in range(k) for j in range(k))
     if expected == 0:
         return None
@@ -217,8 +220,11 @@ def exact_pairwise_kappa(
     raters = list(ratings)
     out: dict[tuple[str, str], Fraction | None] = {}
     for i, a in enumerate(raters):
+        ra = ratings[a]
         for b in raters[i + 1 :]:
-            both = [(ratings[a][item], ratings[b][item]) for item in ratings[a] if item in ratings[b]]
+            rb = ratings[b]
+            common = list(ra) if ra.keys() == rb.keys() else [item for item in ra if item in rb]
+            both = list(zip(map(ra.__getitem__, common), map(rb.__getitem__, common), strict=True))
             out[(a, b)] = exact_kappa(both, categories=categories, weights=weights)
     return out
 

@@ -504,3 +504,17 @@ def test_seal_pending_detail_blocks_only_this_round_and_used_passes(plan):
     doc = study(plan, seals=here)
     assert doc["verdict"] == "NOT-READY"
     assert "required rater logician has not sealed scores for pass blinded" in doc["not_ready"]
+
+
+def test_as_dict_hands_every_caller_its_own_copy(plan) -> None:
+    """Renderers may annotate what they get; the next renderer must still read the analysis."""
+    sheets = [sheet(r, "unblinded", truth()) for r in ("cto", "logician")] + [
+        sheet(r, "blinded", truth(conds=("B",))) for r in ("cto", "logician")
+    ]
+    data = analyse(plan, sheets=sheets, seals=COMPLETE, bootstrap=0)
+    first = data.as_dict()
+    pristine = json.dumps(first, sort_keys=True)
+    first["rules"][0]["outcome"] = "tampered"
+    first["kappa"]["unblinded"]["D1"]["pairs"].clear()
+    first["means"]["A"] = -1
+    assert json.dumps(data.as_dict(), sort_keys=True) == pristine

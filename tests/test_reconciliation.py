@@ -116,6 +116,19 @@ def test_file_too_large() -> None:
     assert ("file-too-large", 1, "error") in codes(b"x" * (1024 * 1024 + 1))
 
 
+def test_size_limit_is_the_score_files_limit() -> None:
+    """One limit for every study file: a file at exactly the limit is read by both parsers, one
+    byte more is refused by both (the limit was defined twice before)."""
+    at_limit = GOOD.encode() + b" " * (1024 * 1024 - len(GOOD.encode()))
+    over = at_limit + b" "
+    sheet_path = f"{STUDY}/scores_cto.md"
+    for data, refused in ((at_limit, False), (over, True)):
+        rec = parse_reconciliation(PLAN, REC, data)
+        sheet = parse_score_file(PLAN, sheet_path, data)
+        assert any(f.code == "file-too-large" for f in rec.findings) is refused
+        assert any(f.code == "file-too-large" for f in sheet.findings) is refused
+
+
 def test_not_utf8_points_at_the_line() -> None:
     assert ("not-utf8", 3, "error") in codes(b"a\nb\n\xff\xfe\n")
 

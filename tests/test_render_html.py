@@ -1,9 +1,10 @@
 """HTML rendering: self-contained, escaped, charts present and drawn to scale, renders in Chromium.
 
-The Chromium checks run whenever a Chromium binary is installed. To refresh the screenshot in the
-docs after a styling change:
+The Chromium checks run whenever a Chromium binary is installed. The screenshot in the docs is
+the real report of the bundled example study (what `aoven-git demo` writes), not a hand-made
+document; to refresh it after a styling change or a change to the example:
 
-    AOVEN_UPDATE_SCREENSHOT=1 python -m pytest tests/test_render_html.py -q -k screenshot
+    AOVEN_UPDATE_SCREENSHOT=1 python -m pytest tests/test_render_html.py -q -k example_study_screenshot
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 import shutil
 import struct
 import subprocess
+import sys
 import zlib
 from html.parser import HTMLParser
 from pathlib import Path
@@ -396,6 +398,76 @@ def test_chromium_screenshot_is_non_trivial(tmp_path: Path) -> None:
     green = sum(1 for i in range(0, len(top), bpp)
                 if abs(top[i] - 0x2F) < 12 and abs(top[i + 1] - 0x7D) < 12 and abs(top[i + 2] - 0x4F) < 12)
     assert green > 500
+
+
+def _green_pixels(pixels: bytes, bpp: int) -> int:
+    """Pixels of the PASS badge colour (#2f7d4f)."""
+    target = (0x2F, 0x7D, 0x4F)
+    return sum(1 for i in range(0, len(pixels), bpp)
+               if all(abs(pixels[i + c] - target[c]) < 12 for c in range(3)))
+
+
+@pytest.mark.slow
+def test_example_study_screenshot(tmp_path: Path) -> None:
+    """The README's picture is the demo's own HTML report of the bundled example study.
+
+    Builds it the way a new user does (`aoven-git demo --keep`), checks the page renders with the
+    verdict, charts and no console errors, and (with AOVEN_UPDATE_SCREENSHOT=1) saves the PNG.
+    """
+    if _chromium() is None:
+        pytest.skip("chromium not installed: no chromium/chromium-browser/google-chrome on PATH")
+    kept = tmp_path / "study"
+    proc = subprocess.run([sys.executable, "-m", "aoven_git", "demo", "--keep", str(kept)],
+                          capture_output=True, text=True, check=False,
+                          env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    page = kept / "aoven-report.html"
+    html_text = page.read_text(encoding="utf-8")
+    assert "Verdict" in html_text and "aoven-v0.1" in html_text
+    dom = _run_chromium(tmp_path, page, "--dump-dom")
+    for ident in ("chart-means", "chart-kappa", "chart-questions"):
+        assert ident in dom.stdout
+    assert _console_lines(dom.stderr) == []
+    png = tmp_path / "example.png"
+    shot = _run_chromium(tmp_path, page, f"--screenshot={png}", "--window-size=1280,2400")
+    assert png.exists(), shot.stderr[-2000:]
+    data = png.read_bytes()
+    width, height, bpp, pixels = _png_pixels(data, max_rows=450)
+    assert (width, height) == (1280, 2400)
+    assert _green_pixels(pixels[: width * 450 * bpp], bpp) > 500  # the example study passes
     if os.environ.get("AOVEN_UPDATE_SCREENSHOT") == "1":
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         SCREENSHOT.write_bytes(data)
+
+
+def test_docs_screenshot_is_a_full_width_report() -> None:
+    """The committed picture is what `test_example_study_screenshot` writes: 1280x2400, PASS badge."""
+    data = SCREENSHOT.read_bytes()
+    width, height, bpp, pixels = _png_pixels(data, max_rows=450)
+    assert (width, height) == (1280, 2400)
+    assert _green_pixels(pixels, bpp) > 500
+
+
+def test_only_the_verdict_pass_says_excluded() -> None:
+    """A low κ in the blinded pass gates nothing: its chart must not call a dimension excluded."""
+    report = sample()
+    assert report["verdict_pass"] == "unblinded"
+    assert report["kappa"]["blinded"]["D7"]["counts"] is False
+    html = render_html(report)
+    tree = parse(html)
+    verdict_chart, other_chart = by_id(tree, "chart-kappa"), by_id(tree, "chart-kappa-2")
+
+    def statuses(chart: Node) -> list[str]:
+        return ["".join(c for c in n.content if isinstance(c, str))
+                for n in chart.iter() if "kappa-status" in n.classes()]
+
+    assert "excluded" in statuses(verdict_chart)
+    assert "excluded" not in statuses(other_chart) and "counts" not in statuses(other_chart)
+    assert statuses(other_chart).count("below") == sum(
+        1 for k in report["kappa"]["blinded"].values() if not k["counts"])
+    from aoven_git.render.markdown import render_markdown
+
+    md_text = render_markdown(report)
+    blinded = md_text[md_text.index("### Pass `blinded`"):]
+    header = next(line for line in blinded.splitlines() if line.startswith("| dimension"))
+    assert "| ≥ 0.600 |" in header and "counts" not in header

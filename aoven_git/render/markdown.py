@@ -269,20 +269,28 @@ def pair_names(per_dim: Mapping[str, Any]) -> list[str]:
 
 
 def kappa_tables(report: Mapping[str, Any]) -> list[tuple[str, Table]]:
+    """One κ table per pass. Only the verdict pass gates dimensions, so only its column says
+    "counts"; another pass's column says whether κ reaches the threshold, without implying that
+    its low κ excluded anything from the verdict."""
     out = []
     for pass_id in ordered_passes(report):
         per_dim = (report.get("kappa") or {}).get(pass_id) or {}
         pairs = pair_names(per_dim)
+        gates = pass_id == report.get("verdict_pass")
         rows = []
         for did, k in per_dim.items():
             k = k or {}
             value = k.get("value")
             counts = bool(k.get("counts"))
+            if gates:
+                status = Cell("yes", tone="good") if counts else Cell("no", tone="bad", mark="⛔")
+            else:
+                status = Cell("yes", tone="good") if counts else Cell("no")
             row = [
                 _c(did, code=True),
                 Cell(fmt_kappa(value, k.get("reason")), num=value is not None,
                      tone=None if value is not None else "warn"),
-                Cell("yes", tone="good") if counts else Cell("no", tone="bad", mark="⛔"),
+                status,
                 _n(fmt_kappa(k.get("min")) if k.get("min") is not None else DASH),
                 _n(fmt_kappa(k.get("mean")) if k.get("mean") is not None else DASH),
                 _n(fmt_kappa(k.get("alpha")) if k.get("alpha") is not None else DASH),
@@ -298,7 +306,9 @@ def kappa_tables(report: Mapping[str, Any]) -> list[tuple[str, Table]]:
                     iv = fmt_interval((k.get("intervals") or {}).get(pair))
                     row.append(_n(fmt_kappa(pv) + (f" {iv}" if iv else "")))
             rows.append(tuple(row))
-        headers = ("dimension", "κ", "counts", "min", "mean", "α", "n", *pairs)
+        threshold = (report.get("kappa_settings") or {}).get("threshold")
+        reach = f"≥ {fmt_kappa(threshold)}" if threshold is not None else "≥ threshold"
+        headers = ("dimension", "κ", "counts" if gates else reach, "min", "mean", "α", "n", *pairs)
         out.append((pass_id, Table(headers, tuple(rows), frozenset({3, 4, 5, 6}))))
     return out
 

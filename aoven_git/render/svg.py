@@ -198,6 +198,7 @@ def kappa_chart(report: Mapping[str, Any], pass_id: str, *, svg_id: str = "chart
     threshold = _num(settings.get("threshold"))
     aggregate = str(settings.get("aggregate") or "min")
     pairs = pair_names(per_dim)
+    gates = pass_id == report.get("verdict_pass")
     lows = [threshold or 0.0, 0.0]
     for k in per_dim.values():
         k = k or {}
@@ -266,11 +267,13 @@ def kappa_chart(report: Mapping[str, Any], pass_id: str, *, svg_id: str = "chart
                        f"undefined<title>{_e(did)}: {_e(fmt_kappa(None, reason))}</title></text>")
         else:
             x0, x1 = sorted((x(0), x(value)))
+            meaning = (("counts" if counts else "does not count") if gates
+                       else ("reaches" if counts else "below") + " the threshold")
             color = GOOD if counts else BAD
             out.append(f'<rect class="kappa-aggregate {"counts" if counts else "excluded"}" x="{_f(x0)}" '
                        f'y="{_f(cy - 13)}" width="{_f(max(x1 - x0, 1.0))}" height="26" fill="{color}" '
                        f'fill-opacity="0.22"><title>{_e(did)}: κ {_e(fmt_kappa(value))} '
-                       f'({"counts" if counts else "does not count"})</title></rect>'
+                       f'({_e(meaning)})</title></rect>'
                        f'<line x1="{_f(x(value))}" x2="{_f(x(value))}" y1="{_f(cy - 13)}" y2="{_f(cy + 13)}" '
                        f'stroke="{INK}" stroke-width="2.5"/>')
         for i, pair in enumerate(pairs):
@@ -286,7 +289,8 @@ def kappa_chart(report: Mapping[str, Any], pass_id: str, *, svg_id: str = "chart
                            f'v6M{_f(b_)} {_f(py - 3)}v6" stroke="{color}" stroke-width="1.3" fill="none"/>')
             out.append(_shape(shape, x(pv), py, color,
                               f"{did} {pair}: κ {fmt_kappa(pv)} {fmt_interval(iv)}".rstrip()))
-        status = "counts" if counts else "excluded"
+        # only the verdict pass gates dimensions; another pass's low κ excludes nothing
+        status = ("counts" if counts else "excluded") if gates else ("reaches" if counts else "below")
         shown = fmt_kappa(value) if value is not None else "undefined"
         out.append(f'<text class="kappa-value" x="{width - mr + 14}" y="{_f(cy + 4)}">{_e(shown)}</text>'
                    f'<text class="kappa-status" x="{width - mr + 82}" y="{_f(cy + 4)}" '
