@@ -411,11 +411,12 @@ def test_job_summary_is_cut_at_a_line_below_one_megabyte(tmp_path: Path) -> None
     assert len(report) > 1_048_576
     summary = _summary_run(tmp_path, report)
     assert len(summary) < 1_000_000
-    note_at = summary.index(b"\n\n> **Report truncated**")
+    note_at = summary.rindex(b"\n\n> ")
+    assert b"**Report truncated**" in summary[note_at:]
     kept = summary[:note_at]
-    assert kept.endswith(b"```\n")
-    body = kept[: -len(b"```\n")]
-    assert report.startswith(body) and body.endswith(b"\n")  # a prefix of whole lines
+    assert kept.endswith(b"\n```")  # the open fence is closed before the note
+    body = kept[: -len(b"\n```")]
+    assert report.startswith(body + b"\n")  # a prefix of whole lines
     assert len(body) > 990_000  # not cut far more than needed
     assert summary.endswith(b"(aoven-report.html, aoven-report.json).\n")
 

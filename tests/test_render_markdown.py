@@ -421,3 +421,14 @@ def test_renderer_does_not_mutate_input() -> None:
     before = copy.deepcopy(report)
     render_markdown(report)
     assert report == before
+
+
+def test_truncate_closes_a_code_fence_the_cut_leaves_open() -> None:
+    text = "# Report\n\n```text\n" + "".join(f"line {i}\n" for i in range(5000))
+    out = truncate_summary(text, 2000)
+    assert len(out.encode("utf-8")) <= 2000
+    kept = out.split("\n\n> ⚠️ **Report truncated**", 1)[0]
+    assert kept.endswith("\n```")
+    assert sum(1 for ln in kept.splitlines() if ln.startswith("```")) == 2
+    closed = "# Report\n\n```text\nx\n```\n" + "".join(f"line {i}\n" for i in range(5000))
+    assert not truncate_summary(closed, 2000).split("\n\n> ⚠️", 1)[0].endswith("```")

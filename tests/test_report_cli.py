@@ -426,3 +426,23 @@ def test_uncommitted_plan_in_git_says_seals_were_not_verified(example_study: Pat
     assert r["verdict"] == "NOT-READY"
     assert r["seals"]["verified"] is False
     assert any("not committed" in reason for reason in r["not_ready"]), r["not_ready"]
+
+
+def test_from_json_renders_without_recomputing(example_study: Path, tmp_path: Path) -> None:
+    saved = tmp_path / "r.json"
+    assert run_cli("report", "--format", "json", "-o", str(saved), cwd=example_study).code == 0
+    direct = run_cli("report", "--format", "markdown", cwd=example_study)
+    # the study may change afterwards: rendering the saved JSON must not look at it
+    shutil.rmtree(example_study / STUDY)
+    again = run_cli("report", "--from-json", str(saved), "--format", "markdown", cwd=example_study)
+    assert again.code == 0 and again.out == direct.out
+    html = run_cli("report", "--from-json", str(saved), "--format", "html", cwd=example_study)
+    assert html.code == 0 and 'id="chart-means"' in html.out
+
+
+def test_from_json_refuses_what_is_not_a_report(tmp_path: Path) -> None:
+    for name, content in (("x.json", '{"verdict": "PASS"}'), ("y.json", "not json"), ("z.json", "[]")):
+        (tmp_path / name).write_text(content)
+        res = run_cli("report", "--from-json", str(tmp_path / name), cwd=tmp_path)
+        assert res.code == 2 and name in res.err and "Traceback" not in res.output
+    assert run_cli("report", "--from-json", str(tmp_path / "missing.json"), cwd=tmp_path).code == 2

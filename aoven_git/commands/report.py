@@ -102,6 +102,22 @@ def build_report(
     return data.as_dict()
 
 
+def load_report(path: str) -> dict[str, Any]:
+    """A report document written earlier by `report --format json`, for rendering it again
+    without recomputing (the GitHub action renders HTML and Markdown from its one JSON run)."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"{path} is not a JSON report: {exc}") from None
+    from aoven_git.analysis import SCHEMA
+
+    if not isinstance(document, dict) or document.get("schema") != SCHEMA or "verdict" not in document:
+        raise UsageError(f"{path} is not a report written by `aoven-git report --format json` ({SCHEMA})")
+    return document
+
+
 def render(document: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
@@ -149,6 +165,13 @@ def render(document: dict[str, Any], fmt: str) -> str:
 @click.option(
     "--seed", type=int, default=20260426, show_default=True, help="Seed of the bootstrap resampling."
 )
+@click.option(
+    "--from-json",
+    "from_json",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Render a report saved earlier with --format json instead of computing it again.",
+)
 def command(
     study: Study,
     rev: str | None,
@@ -158,10 +181,14 @@ def command(
     fail_on: str | None,
     bootstrap: int,
     seed: int,
+    from_json: str | None,
 ) -> int:
     """Agreement, verdict and charts for a round, as Markdown (GitHub job summary), JSON or a
     self-contained HTML page."""
-    document = build_report(study, rev=rev, round_id=round_id, bootstrap=bootstrap, seed=seed)
+    if from_json:
+        document = load_report(from_json)
+    else:
+        document = build_report(study, rev=rev, round_id=round_id, bootstrap=bootstrap, seed=seed)
     text = render(document, fmt)
     if output:
         try:

@@ -689,17 +689,20 @@ def truncate_summary(markdown: str, limit_bytes: int = SUMMARY_LIMIT, *,
         f"\n\n> ⚠️ **Report truncated** after line {kept} of {len(lines)}: GitHub limits a job summary to"
         f" 1 MiB. The full report is in {full_report}.\n"
     )
+    fence_close = "\n```"
+    reserve = len(fence_close)  # room to close a code fence the cut would leave open
     used, kept = 0, 0
     for line in lines:
         size = len(line.encode("utf-8"))
-        if used + size + len(note_for(kept + 1).encode("utf-8")) > limit_bytes:
+        if used + size + reserve + len(note_for(kept + 1).encode("utf-8")) > limit_bytes:
             break
         used += size
         kept += 1
-    head = "".join(lines[:kept])
-    if head and not head.endswith("\n"):
-        head += "\n"
-    result = head.rstrip("\n") + note_for(kept)
+    head = "".join(lines[:kept]).rstrip("\n")
+    fences = sum(1 for ln in lines[:kept] if ln.lstrip().startswith(("```", "~~~")))
+    if fences % 2:  # the note must not land inside an open code block
+        head += fence_close
+    result = head + note_for(kept)
     encoded = result.encode("utf-8")
     if len(encoded) > limit_bytes:  # limit smaller than the note itself: cut on a character boundary
         result = encoded[:limit_bytes].decode("utf-8", "ignore")
