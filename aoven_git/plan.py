@@ -105,10 +105,21 @@ def _line(lines: dict[str, int], path: Iterable[Any]) -> int | None:
 
 
 def _schema_problems(raw: dict[str, Any], lines: dict[str, int]) -> list[tuple[int | None, str]]:
-    out = []
+    """Schema errors at the line a user must edit: a misspelt key's own line (not its parent's),
+    and line 1 for a key missing from the top level (there is no better place to point at)."""
+    out: list[tuple[int | None, str]] = []
     for err in schemas.validator("plan").iter_errors(raw):
-        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        out.append((_line(lines, err.absolute_path), f"{where}: {err.message}"))
+        path = list(err.absolute_path)
+        where = "/".join(str(p) for p in path) or "(top level)"
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
+            extra = [k for k in err.instance if k not in known]
+            if extra:
+                for key in extra:
+                    line = _line(lines, [*path, key]) or _line(lines, path) or 1
+                    out.append((line, f"{where}: unknown key {key!r} (known: {', '.join(known)})"))
+                continue
+        out.append((_line(lines, path) or 1, f"{where}: {err.message}"))
     return out
 
 

@@ -154,7 +154,10 @@ def test_set_front_matter_keeps_the_body(data: bytes) -> None:
 
 def test_alias_bomb_is_a_finding() -> None:
     sheet = parse_score_file(PLAN, PATH, (ALIAS_BOMB + "\nbody\n").encode())
-    assert [f.code for f in sheet.findings][:1] == ["front-matter-invalid"]
+    bombs = [f for f in sheet.findings if f.code == "front-matter-invalid"]
+    assert len(bombs) == 1 and "aliases" in bombs[0].message
+    # a line inside the front matter (lines 2-7), not the `---` opener
+    assert bombs[0].line is not None and 2 <= bombs[0].line <= ALIAS_BOMB.count("\n") - 1
 
 
 @pytest.fixture(scope="module")
