@@ -173,3 +173,14 @@ def test_brackets_inside_quotes_and_comments_do_not_count_as_nesting() -> None:
     text = MINIMAL.replace('text: "q?"', 'text: "' + "[" * 300 + '?"') + "# " + "{" * 300 + "\n"
     plan = parse_plan(text.encode())
     assert plan.questions[0].text.startswith("[" * 300)
+
+
+def test_oversized_plan_is_refused_before_parsing() -> None:
+    from aoven_git.plan import MAX_PLAN_BYTES
+
+    big = MINIMAL + "# " + "x" * MAX_PLAN_BYTES + "\n"
+    with pytest.raises(PlanError, match="more than"):
+        parse_plan(big.encode())
+    padded = MINIMAL + "# " + "x" * (MAX_PLAN_BYTES - len(MINIMAL.encode()) - 3) + "\n"
+    assert len(padded.encode()) == MAX_PLAN_BYTES
+    assert parse_plan(padded.encode()).study == "tiny"
