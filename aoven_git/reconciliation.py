@@ -548,6 +548,17 @@ def check_reconciliation(
     by_cell, disagreements = flagged_cells(plan, sheets, p.id, rnd.id)
     flagged = {d.key: d for d in disagreements if d.flagged}
     differing = {d.key for d in disagreements}
+    # A rater whose score file is invalid (a symlink, unreadable, errors) may have scores that are
+    # missing here: "all raters agree" cannot be judged then, so that check waits for the fix.
+    invalid = [s.path for s in _sheets_for(sheets, p.id, rnd.id) if not s.ok]
+    if invalid:
+        add(
+            table_line,
+            "scores-incomplete",
+            f"score file(s) {', '.join(invalid)} of pass {p.id}, round {rnd.id} have errors: whether "
+            "a consensus settles a real disagreement is checked once they are fixed",
+            "warning",
+        )
     if not has_scores:
         add(
             table_line,
@@ -570,7 +581,7 @@ def check_reconciliation(
                         "warning",
                     )
             with_consensus = next((r for r in rows if r.consensus is not None), None)
-            if with_consensus is not None and key not in differing:
+            if with_consensus is not None and key not in differing and not invalid:
                 values = sorted(set(scored.values()))
                 agreed = f"all raters scored {values[0]}" if values else "no rater scored it"
                 add(

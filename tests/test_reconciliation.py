@@ -467,3 +467,20 @@ def test_garbage_tables_never_raise(
     n_lines = len(re.findall(rb"\r\n|\r|\n", data)) + 1  # markdown-it ends a line at each
     assert all(f.line is None or 1 <= f.line <= n_lines for f in out)
     assert all(r.rater in {"cto", "logician", "redteam"} for r in rec.rows)
+
+
+def test_an_invalid_score_file_does_not_make_a_real_disagreement_look_agreed(example_study: Path) -> None:
+    """Q3/B/D5 has a consensus because cto scored 0 and the others 1. With cto's file replaced by
+    a symlink its scores cannot be read: the consensus must not be called pointless, and the
+    validator says why that check waits."""
+    study = example_study / "tests" / "phase2"
+    target = study / "scores_cto_copy.txt"
+    (study / "scores_cto.md").rename(target)
+    (study / "scores_cto.md").symlink_to(target.name)
+    result = run_cli("validate", "--format", "json", cwd=example_study)
+    files = {f["path"]: f for f in json.loads(result.out)["files"]}
+    recon = files["tests/phase2/reconciliation.md"]
+    assert not any(e["code"] == "consensus-without-disagreement" for e in recon["errors"]), recon
+    assert any(w["code"] == "scores-incomplete" and "scores_cto.md" in w["message"] for w in recon["warnings"])
+    assert any(e["code"] == "symlink" for e in files["tests/phase2/scores_cto.md"]["errors"])
+    assert result.code == 1
