@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from aoven_git.model import CellKey, Finding, Plan, Reconciliation, ReconciliationRow, ScoreSheet, Severity
-from aoven_git.scorefile import MAX_BYTES, simple_yaml
+from aoven_git.scorefile import MAX_BYTES, report_name_mismatches, simple_yaml
 
 __all__ = [
     "COLUMNS",
@@ -299,15 +299,7 @@ def _identity(plan: Plan, path: str, fm: _FrontMatter, add: Add) -> tuple[str, s
             add(lines.get(key, 2), "front-matter-invalid", f"front matter names unknown {key} {found[key]!r}")
             found.pop(key)
     if name_sheet is not None:
-        expected = {"pass": pass_id, "round": round_id}
-        for key, val in found.items():
-            if val != expected[key]:
-                add(
-                    lines.get(key, 2),
-                    "front-matter-mismatch",
-                    f"front matter says {key}: {val} but the file name {path.rsplit('/', 1)[-1]} means "
-                    f"{key} {expected[key]}",
-                )
+        report_name_mismatches(path, found, {"pass": pass_id, "round": round_id}, lines, add)
         return pass_id, round_id
     # not named like a reconciliation file (an explicit path): the front matter decides
     return found.get("pass", pass_id), found.get("round", round_id)

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -809,6 +809,21 @@ class _Identity:
     plan_version: int | None = None
 
 
+def report_name_mismatches(
+    path: str, found: Mapping[str, str], expected: Mapping[str, str], lines: Mapping[str, int], add: Any
+) -> None:
+    """Front matter is authoritative but must agree with the file name (score and reconciliation
+    files alike): one `front-matter-mismatch` per disagreeing key, at that key's line."""
+    for key, val in found.items():
+        if key in expected and val != expected[key]:
+            add(
+                lines.get(key, 2),
+                "front-matter-mismatch",
+                f"front matter says {key}: {val} but the file name {path.rsplit('/', 1)[-1]} means "
+                f"{key} {expected[key]}",
+            )
+
+
 def _identity(plan: Plan, path: str, text: str | None, add: Any) -> tuple[_Identity, int]:
     """Identity from the file name and front matter; returns it and the body's first line."""
     from aoven_git.naming import classify
@@ -878,14 +893,7 @@ def _identity(plan: Plan, path: str, text: str | None, add: Any) -> tuple[_Ident
         ident.nonce = found.pop("nonce")
     if name_sheet is not None:
         expected = {"rater": name_sheet.rater, "pass": name_sheet.pass_id, "round": name_sheet.round_id}
-        for key, val in found.items():
-            if val != expected[key]:
-                add(
-                    lines.get(key, 2),
-                    "front-matter-mismatch",
-                    f"front matter says {key}: {val} but the file name {path.rsplit('/', 1)[-1]} means "
-                    f"{key} {expected[key]}",
-                )
+        report_name_mismatches(path, found, expected, lines, add)
     elif named.kind != "score":
         # not named like a score file (an explicit path): front matter alone identifies it
         rater, pass_id, round_id = found.get("rater"), found.get("pass", primary), found.get("round", main)

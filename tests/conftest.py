@@ -18,10 +18,13 @@ import pytest
 from click.testing import CliRunner
 
 from aoven_git.cli import main
+from aoven_git.plan import load_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "tests" / "phase2"
 DEFAULT_PLAN = ROOT / "aoven_git" / "templates" / "aoven.yaml"
+#: The markers of the default plan, in plan order (read from it, so tests follow the plan).
+PLAN_MARKERS: tuple[str, ...] = tuple(load_plan(DEFAULT_PLAN).markers)
 
 
 @pytest.fixture(autouse=True)

@@ -20,23 +20,7 @@ from aoven_git.markers import (
     strip_response,
     strip_text,
 )
-
-PLAN_MARKERS = (
-    "FACT",
-    "HYP",
-    "INTUIT",
-    "ANALOGY",
-    "BELIEF",
-    "EMOTION",
-    "MEMORY",
-    "INTERPRET",
-    "UNCERTAIN",
-    "NOSRC",
-    "CONF",
-    "REC",
-    "SPEC",
-    "LIMIT",
-)
+from tests.conftest import PLAN_MARKERS
 
 
 def strip(text: str) -> str:

@@ -11,25 +11,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from tests.conftest import run_cli
+from tests.conftest import PLAN_MARKERS, run_cli
 
 STUDY = "tests/phase2"
-MARKERS = [
-    "FACT",
-    "HYP",
-    "INTUIT",
-    "ANALOGY",
-    "BELIEF",
-    "EMOTION",
-    "MEMORY",
-    "INTERPRET",
-    "UNCERTAIN",
-    "NOSRC",
-    "CONF",
-    "REC",
-    "SPEC",
-    "LIMIT",
-]
+MARKERS = list(PLAN_MARKERS)
 
 
 def independent_count(folder: Path) -> Counter[str]:

@@ -11,25 +11,10 @@ import re
 import shutil
 from pathlib import Path
 
-from tests.conftest import EXAMPLE, run_cli
+from tests.conftest import EXAMPLE, PLAN_MARKERS, run_cli
 
 STUDY = "tests/phase2"
-MARKERS = (
-    "FACT",
-    "HYP",
-    "INTUIT",
-    "ANALOGY",
-    "BELIEF",
-    "EMOTION",
-    "MEMORY",
-    "INTERPRET",
-    "UNCERTAIN",
-    "NOSRC",
-    "CONF",
-    "REC",
-    "SPEC",
-    "LIMIT",
-)
+MARKERS = PLAN_MARKERS
 MARKER_TOKEN = re.compile(r"\[\s*(?:" + "|".join(MARKERS) + r")(?![A-Za-z0-9_])[^\]\n]*\]")
 
 
