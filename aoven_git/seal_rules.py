@@ -374,11 +374,13 @@ def check(plan: Plan, hist: History, plan_path: str) -> SealReport:
     together: set[tuple[int, str]] = set()
     for i, raters in sorted(content_seal_raters.items()):
         if len(raters) > 1:
-            names = " and ".join(sorted(raters))
-            for r in sorted(raters):
+            ordered = sorted(raters)
+            names = ", ".join(ordered[:-1]) + " and " + ordered[-1]
+            nobody = "neither" if len(ordered) == 2 else "none of them"
+            for r in ordered:
                 together.add((i, r))
                 flag(i, "sealed-together", r,
-                     f"one commit adds the score files of {names}: neither sealed before the other's "
+                     f"one commit adds the score files of {names}: {nobody} sealed before the others' "
                      "scores were in the repository")
 
     # -- visible-at-seal ---------------------------------------------------------------------
