@@ -1176,6 +1176,6 @@ def _semantic(
         default_line = parsed.first_table or 1
         for (q, c), dims in missing.items():
             p = plan.pass_(ident.sheet.pass_id)
-            what = "every dimension" if p is not None and len(dims) == len(p.dimensions) else ", ".join(dims)
+            what = "any dimension" if p is not None and len(dims) == len(p.dimensions) else ", ".join(dims)
             add(parsed.item_lines.get((q, c), default_line), "missing-cell", f"{q}/{c}: no score for {what}")
     return tuple(cells)

@@ -183,6 +183,7 @@ class SealResult:
     digest: str
     nonce: str
     commit: str | None  # None with --no-commit (staged only)
+    unstaged: bool = False  # the plaintext score file had been `git add`ed and was taken out again
 
 
 def seal(root: Path, plan: Plan, tgt: Target, *, commit: bool = True) -> SealResult:
@@ -236,7 +237,12 @@ def seal(root: Path, plan: Plan, tgt: Target, *, commit: bool = True) -> SealRes
         else:
             seal_file.write_bytes(old_seal)
         raise
-    return SealResult(tgt, digest, nonce, sha)
+    # A plaintext copy left staged (say, by a commit the hook refused) would be committed by the
+    # next plain `git commit`: take it out of the index; the work-tree file (with nonce) stays.
+    unstaged = bool(gitio.staged_blobs(root, [tgt.score])) and tgt.score not in head
+    if unstaged:
+        gitio.run_git(["rm", "-q", "--cached", "-f", "--", tgt.score], root)  # index only
+    return SealResult(tgt, digest, nonce, sha, unstaged)
 
 
 @dataclass(frozen=True)

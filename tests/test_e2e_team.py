@@ -225,14 +225,14 @@ def _premature_reveal_is_refused(team: Team, rater: str, *, missing: str) -> Non
                           text=True, check=False)
     assert proc.returncode != 0, proc.stdout + proc.stderr
     assert "commit refused" in proc.stderr
-    assert f"{missing} has not sealed unblinded/main" in proc.stderr
+    assert f"required rater(s) {missing} have not sealed that pass" in proc.stderr
     assert "aoven-git seal" in proc.stderr
     assert repo.git("rev-parse", "HEAD") == head
 
     # the hook entry point itself, run as its own process on the same staged index
     hook = run_subprocess("hook", "pre-commit", cwd=repo.path)
     assert hook.code == 1, hook.output
-    assert f"{score}: {missing} has not sealed" in hook.err
+    assert f"{score}: " in hook.err and f"required rater(s) {missing} have not sealed" in hook.err
     repo.git("reset", "-q")
 
     res = run_cli("reveal", "--rater", rater, cwd=repo.path)

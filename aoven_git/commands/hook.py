@@ -104,10 +104,14 @@ def _messages(study: Study) -> list[str]:
                        f"{', '.join(sorted(together))}'s "
                        "(sealed-together); commit each rater's file on its own")
         elif missing and not forced:
-            out.append(f"{path}: {', '.join(missing)} {'has' if len(missing) == 1 else 'have'} not sealed "
-                       f"{k.sheet.pass_id}/{k.sheet.round_id} in HEAD, so committing these scores would let "
-                       "them "
-                       f"read them first. Seal with a digest instead: aoven-git seal --rater {k.sheet.rater}")
+            who = k.sheet.rater
+            where = f"{k.sheet.pass_id}/{k.sheet.round_id}"
+            out.append(f"{path}: {who}'s {where} scores cannot be committed yet: "
+                       f"required rater(s) {', '.join(missing)} have not sealed that pass in HEAD and could "
+                       f"read {who}'s scores before fixing their own. Seal with a digest instead "
+                       f"(aoven-git seal --rater {who}"
+                       + ("" if k.sheet.pass_id == plan.primary_pass.id else f" --pass {k.sheet.pass_id}")
+                       + "), and reveal once everyone has sealed")
 
     # 3. locked plan keys are frozen once the first seal is committed
     if sealed_in_head and any(p == plan_rel for _, p in study_changes):

@@ -63,7 +63,7 @@ def command(study: Study, force: bool) -> int:
         "  1. edit aoven.yaml (raters, emails, hold-out questions) and check it: aoven-git check-plan\n"
         "  2. add the responses under tests/phase2/test_a/ and test_b/, then: aoven-git strip-markers\n"
         "  3. commit the plan and responses before anyone scores (the plan is locked at the first seal)\n"
-        "  4. each rater: aoven-git sheet --rater <id> > tests/phase2/scores_<id>.md, fill it in,\n"
+        "  4. each rater: aoven-git sheet --rater <id> -o tests/phase2/scores_<id>.md, fill it in,\n"
         "     aoven-git seal --rater <id>; once all have sealed: aoven-git reveal --rater <id>"
         + ("" if study.in_git else "\n  (this folder is not a git repository yet: run `git init` first)")
     )

@@ -27,8 +27,17 @@ def command(study: Study, rater: str | None, pass_id: str | None, round_id: str 
     result = seal(study.root, study.plan, tgt, commit=not no_commit)
     click.echo(f"sealed {tgt.sheet}: {tgt.seal} (sha256 {result.digest})")
     if result.commit:
+        sheet, plan = tgt.sheet, study.plan
+        args = f"--rater {sheet.rater}"
+        if sheet.pass_id != plan.primary_pass.id:
+            args += f" --pass {sheet.pass_id}"
+        if sheet.round_id != plan.main_round.id:
+            args += f" --round {sheet.round_id}"
         click.echo(f"committed {result.commit[:10]}; keep {tgt.score} uncommitted until everyone has "
-                   f"sealed, then run `aoven-git reveal --rater {tgt.sheet.rater}`")
+                   f"sealed, then run `aoven-git reveal {args}`")
+    if result.unstaged:
+        click.echo(f"note: {tgt.score} was staged (`git add`); it is unstaged again so that only the "
+                   "seal is public and the file is revealed later with its nonce")
     else:
         click.echo(f"staged {tgt.seal} (not committed); commit only that file: git commit -- {tgt.seal}")
     return 0

@@ -103,7 +103,7 @@ def _text(report: ValidationReport, where: str) -> None:
     if n == 0:
         click.echo(f"no score or reconciliation files {where}")
         return
-    cells = sum(f.cells for f in report.files)
+    cells = sum(f.cells for f in report.files if f.kind == "score")
     status = "ok" if report.ok else "FAILED"
     click.echo(
         f"validate: {status}: {n} file(s), {cells} cells, {report.error_count} error(s), "

@@ -64,7 +64,7 @@ def test_content_commit_refused_until_others_sealed_then_validated(hooked: Study
     s.write(s.score_path("cto"), score_text("cto"))
     proc = commit(s, "cto", "cto scores", s.score_path("cto"))
     assert proc.returncode == 1
-    assert "logician has not sealed unblinded/main in HEAD" in proc.stderr
+    assert "required rater(s) logician have not sealed that pass in HEAD" in proc.stderr
     assert "aoven-git seal --rater cto" in proc.stderr
     s.git("reset", "-q")
     # once logician has sealed, cto may commit content, but only a valid file
@@ -150,7 +150,7 @@ def test_install_hook_from_a_linked_worktree_installs_where_git_runs_it(study: S
     proc = subprocess.run(["git", "commit", "-q", "-m", "scores"], cwd=tree, capture_output=True, text=True,
                           env={**os.environ, "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email},
                           check=False)
-    assert proc.returncode != 0 and "logician has not sealed" in proc.stderr
+    assert proc.returncode != 0 and "required rater(s) logician have not sealed" in proc.stderr
 
 
 def test_amending_the_commit_that_added_a_seal_says_how_to_redo_it(hooked: Study) -> None:

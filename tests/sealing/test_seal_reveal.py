@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from aoven_git.seal_rules import parse_seal, sha256
-from tests.conftest import Result, run_cli
+from tests.conftest import EXAMPLE, GitRepo, Result, run_cli
 from tests.sealing.conftest import PEOPLE, Study, codes, score_text
 
 
@@ -63,7 +63,8 @@ def test_full_digest_workflow(hooked: Study, monkeypatch: pytest.MonkeyPatch) ->
     proc = subprocess.run(["git", "commit", "-q", "-m", "cto plaintext"], cwd=s.path, capture_output=True,
                           text=True, check=False, env={**os.environ})
     assert proc.returncode != 0
-    assert "logician has not sealed" in proc.stderr and "aoven-git seal --rater cto" in proc.stderr
+    assert "required rater(s) logician have not sealed" in proc.stderr
+    assert "aoven-git seal --rater cto" in proc.stderr
     s.git("reset", "-q", "--", s.score_path("cto"))
 
     # reveal refuses too, changing nothing
@@ -203,3 +204,34 @@ def test_not_a_repository(tmp_path: Path) -> None:
     for cmd in ("seal", "reveal"):
         res = run_cli(cmd, "--rater", "cto", cwd=tmp_path)
         assert res.code == 3 and "not a git repository" in res.err
+
+
+def test_seal_unstages_a_plaintext_copy_left_in_the_index(
+    hooked: Study, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rater whose plaintext commit the hook refused still has the file staged; sealing must not
+    leave that nonce-less copy in the index for the next `git commit` to publish."""
+    s = hooked
+    s.write(s.score_path("cto"), score_text("cto"))
+    s.git("add", s.score_path("cto"))
+    res = cli(s, monkeypatch, "cto", "seal", "--rater", "cto", "--pass", "unblinded")
+    assert res.code == 0, res.output
+    assert "unstaged again" in res.out
+    assert s.git("diff", "--cached", "--name-only") == ""
+    assert s.git("show", "--name-only", "--format=", "HEAD") == s.seal_path("cto")
+    assert b"\nnonce: " in (s.path / s.score_path("cto")).read_bytes()  # the work-tree copy stays
+
+
+def test_seal_hint_names_the_pass_to_reveal(tmp_path: Path) -> None:
+    """After sealing a non-primary pass the printed reveal command must name that pass: the bare
+    `reveal --rater cto` would reveal (or refuse) the primary pass instead."""
+    repo = GitRepo(tmp_path / "study")
+    shutil.copy(EXAMPLE / "aoven.yaml", repo.path / "aoven.yaml")
+    for sub in ("test_a", "test_b", "test_b_stripped"):
+        shutil.copytree(EXAMPLE / sub, repo.path / "tests" / "phase2" / sub)
+    repo.commit("plan and responses", author=("Lead", "lead@example.org"))
+    shutil.copy(EXAMPLE / "scores_cto_blinded.md", repo.path / "tests" / "phase2" / "scores_cto_blinded.md")
+    repo.git("config", "user.email", "cto@example.org")
+    res = run_cli("seal", "--rater", "cto", "--pass", "blinded", cwd=repo.path)
+    assert res.code == 0, res.output
+    assert "aoven-git reveal --rater cto --pass blinded" in res.out
