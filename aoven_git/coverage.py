@@ -7,10 +7,13 @@ refinements and are written later.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from aoven_git.model import Plan
+
+PLACEHOLDER = re.compile(r"^\s*\(?\s*(to be written|tbd|todo)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,7 @@ class Coverage:
     unique_probes: dict[str, str]
     probes: dict[str, list[str]]
     false_claims: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -40,6 +44,7 @@ class Coverage:
             "unique_probes": self.unique_probes,
             "probes": self.probes,
             "false_claims": self.false_claims,
+            "warnings": self.warnings,
         }
 
 
@@ -64,6 +69,13 @@ def audit(plan: Plan) -> Coverage:
             else:
                 why = f"#{t} is also probed by {', '.join(x for x in actual if x != q)}"
             false_claims.append({"transition": t, "question": q, "probed_by": actual, "reason": why})
+    # `init` writes placeholders for the hold-out questions; they must be real before scoring
+    # starts, because the plan (hold-out included) is locked at the first seal.
+    warnings = [
+        f"question {q.id} has no real text yet ({q.text.strip() or 'empty'}): write it before the first seal"
+        for q in (*plan.questions, *plan.holdout)
+        if not q.text.strip() or PLACEHOLDER.search(q.text)
+    ]
     return Coverage(
         uncovered_transitions=[t for t, ds in covered.items() if not ds],
         multiply_covered={str(t): ds for t, ds in covered.items() if len(ds) > 1},
@@ -71,4 +83,5 @@ def audit(plan: Plan) -> Coverage:
         unique_probes=unique,
         probes={str(t): qs for t, qs in probes.items()},
         false_claims=false_claims,
+        warnings=warnings,
     )

@@ -66,3 +66,15 @@ def test_claim_naming_unknown_question_is_a_plan_error(tmp_path: Path) -> None:
     result = run_cli("check-plan", "--repo", str(write_plan(tmp_path, text)))
     assert result.code == 2
     assert "unknown question 'Q99'" in result.err and "aoven.yaml:" in result.err
+
+
+def test_placeholder_hold_out_questions_are_warned_about(tmp_path: Path) -> None:
+    shutil.copy(DEFAULT_PLAN, tmp_path / "aoven.yaml")
+    result = run_cli("check-plan", "--repo", str(tmp_path), "--format", "json")
+    assert result.code == 0  # a fresh plan is not broken, only unfinished
+    warned = json.loads(result.out)["warnings"]
+    assert [w.split()[1] for w in warned] == ["Q11", "Q12", "Q13", "Q14", "Q15"]
+    text = default_text().replace('{id: Q11, text: "(to be written before scoring)"}',
+                                  '{id: Q11, text: "Does sugar make children hyperactive?"}')
+    out = run_cli("check-plan", "--repo", str(write_plan(tmp_path, text))).out
+    assert "warning: question Q12" in out and "question Q11" not in out

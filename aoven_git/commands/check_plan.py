@@ -46,5 +46,7 @@ def command(study: Study, fmt: str) -> int:
             f"{q} for #{t}" for t, q in sorted(cov.unique_probes.items(), key=lambda kv: int(kv[0]))
         )
         click.echo(f"  unique probes (removing the question leaves the transition unprobed): {listed}")
+    for warning in cov.warnings:
+        click.echo(f"  warning: {warning}")
     click.echo("ok" if cov.ok else "check-plan found problems")
     return 0 if cov.ok else 1
