@@ -166,6 +166,19 @@ def _finite(x: float) -> float:
 # --------------------------------------------------------------------------- Cohen's κ
 
 
+def _paired(
+    a: Sequence[int], b: Sequence[int], categories: Sequence[int], weights: Weights
+) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """Checked category codes of two raters' scores on the same items, and the disagreement
+    weights: what both the point estimate and its interval start from."""
+    cats = _categories(categories)
+    ca = _codes(a, cats, "a")
+    cb = _codes(b, cats, "b")
+    if len(ca) != len(cb):
+        raise ValueError(f"a and b must score the same items: {len(ca)} vs {len(cb)} scores")
+    return cats, ca, cb, _disagreement_weights(len(cats), weights)
+
+
 def weighted_kappa(
     a: Sequence[int],
     b: Sequence[int],
@@ -181,12 +194,7 @@ def weighted_kappa(
     contiguous scale). Undefined when there are no items or when the expected disagreement
     is zero (both raters constant at the same score).
     """
-    cats = _categories(categories)
-    ca = _codes(a, cats, "a")
-    cb = _codes(b, cats, "b")
-    if len(ca) != len(cb):
-        raise ValueError(f"a and b must score the same items: {len(ca)} vs {len(cb)} scores")
-    d = _disagreement_weights(len(cats), weights)
+    cats, ca, cb, d = _paired(a, b, categories, weights)
     return _kappa_from_table(_table(ca, cb, len(cats)), d, cats)
 
 
@@ -291,12 +299,7 @@ def kappa_ci(
     resamples give a defined κ. The interval is the (1-confidence)/2 and (1+confidence)/2
     quantiles of the resampled κ (numpy's default linear interpolation).
     """
-    cats = _categories(categories)
-    ca = _codes(a, cats, "a")
-    cb = _codes(b, cats, "b")
-    if len(ca) != len(cb):
-        raise ValueError(f"a and b must score the same items: {len(ca)} vs {len(cb)} scores")
-    d = _disagreement_weights(len(cats), weights)
+    cats, ca, cb, d = _paired(a, b, categories, weights)
     if _kappa_from_table(_table(ca, cb, len(cats)), d, cats).value is None:
         return None
     [ci] = _bootstrap_pairs([ca, cb], [(0, 1)], d, n_resamples=n_resamples, seed=seed, confidence=confidence)
