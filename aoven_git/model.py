@@ -6,6 +6,7 @@ types, so the pure layers never need git, files or YAML to be tested.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
@@ -254,12 +255,17 @@ class Cell:
 
 @dataclass(frozen=True)
 class SheetId:
+    """Whose scores, of which pass and round; `amendment` is set for the re-scores of a post-hoc
+    amendment (docs/design.md, "Amendments"), which are sheets of their own."""
+
     rater: str
     pass_id: str
     round_id: str
+    amendment: str | None = None
 
     def __str__(self) -> str:
-        return f"{self.rater}/{self.pass_id}/{self.round_id}"
+        base = f"{self.rater}/{self.pass_id}/{self.round_id}"
+        return f"{base}@{self.amendment}" if self.amendment else base
 
 
 @dataclass(frozen=True)
@@ -274,6 +280,50 @@ class Finding:
 
     def as_dict(self) -> dict[str, Any]:
         return {"line": self.line, "code": self.code, "message": self.message}
+
+
+def finding_order(f: Finding) -> tuple[int, bool, str]:
+    """The one order findings are shown in: by line, errors before warnings, then by code."""
+    return (f.line or 0, f.severity != "error", f.code)
+
+
+def sort_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    return tuple(sorted(findings, key=finding_order))
+
+
+class Findings:
+    """Collects the findings of one file while it is read: `error(line, code, message)`,
+    `warn(...)`, then `sorted()`. Parsers never raise for bad content; they report here, so a
+    user sees every problem of a file at once."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.items: list[Finding] = []
+
+    def add(self, line: int | None, code: str, message: str, severity: Severity = "error") -> None:
+        self.items.append(Finding(self.path, line, code, message, severity))
+
+    def error(self, line: int | None, code: str, message: str) -> None:
+        self.add(line, code, message, "error")
+
+    def warn(self, line: int | None, code: str, message: str) -> None:
+        self.add(line, code, message, "warning")
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        self.items.extend(findings)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(f.severity == "error" for f in self.items)
+
+    def sorted(self) -> tuple[Finding, ...]:
+        return sort_findings(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[Finding]:
+        return iter(self.items)
 
 
 @dataclass(frozen=True)
