@@ -1,31 +1,81 @@
-"""Every call into git lives here (subprocess `git` for speed, GitPython where it is simpler).
+"""Every call into git lives here (docs/design.md, "Git access").
 
-Keeping git access in one module makes the number of git invocations per command visible and
-testable (SPEC §5.2 asks for a constant number), and keeps the rest of the code free of git.
+Two tools, each where it serves:
+
+* plain ``git`` subprocesses for everything verify-seal and the hook read from history (one
+  path-limited ``git log`` and one ``cat-file --batch``, whatever the history length: measured in
+  ``bench/bench_verify.py``), and for the seal and reveal commits (``git commit --only`` runs the
+  repository's hooks and signs when ``commit.gpgsign`` is set, which GitPython's index commit
+  cannot do);
+* GitPython for the persistent object reader the report uses to read a revision's study files,
+  configuration reads outside the hook, and the demo's scripted commits (authors and committers
+  set per commit instead of through the environment). The pre-commit hook never imports it: it
+  runs on every commit and a subprocess is cheaper than the import (bench/bench_hook.py).
+
+Git is always run with replacement objects and grafts switched off and with the user's display
+settings neutralised (``log.showSignature``, colours, relative diffs, ``log.follow``, quoting, …):
+what verify-seal reads must be the repository's real history, and a user's ``~/.gitconfig`` must
+neither break the parsing nor change the answer (docs/sealing.md, "Git itself").
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from aoven_git.errors import CannotVerify
+from aoven_git.errors import CannotVerify, FindingsError
+
+NULL_SHA = "0" * 40
+
+#: Configuration every git call runs with: display settings that would change what we parse.
+READ_CONFIG: tuple[tuple[str, str], ...] = (
+    ("log.showSignature", "false"),
+    ("color.ui", "never"),
+    ("diff.relative", "false"),
+    ("log.follow", "false"),
+    ("log.mailmap", "false"),
+    ("core.quotePath", "true"),
+    ("diff.noprefix", "false"),
+    ("diff.external", ""),
+    ("i18n.logOutputEncoding", "UTF-8"),
+    ("blame.ignoreRevsFile", ""),
+    ("blame.markIgnoredLines", "false"),
+    ("blame.markUnblamableLines", "false"),
+)
 
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    # Messages we parse must not be translated; pagers and prompts must never start.
-    env.update({"LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    env.update({
+        # Messages we parse must not be translated; pagers and prompts must never start.
+        "LC_ALL": "C", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0",
+        # `git replace` objects and grafts rewrite what ancestry looks like: never honour them.
+        "GIT_NO_REPLACE_OBJECTS": "1",
+        "GIT_GRAFT_FILE": os.devnull + "/aoven-git-no-grafts",
+        "GIT_OPTIONAL_LOCKS": "0",
+    })
     return env
 
 
+def _config_args() -> list[str]:
+    out: list[str] = []
+    for key, value in READ_CONFIG:
+        out += ["-c", f"{key}={value}"]
+    return out
+
+
 def run_git(args: list[str], cwd: str | Path, *, input: bytes | None = None,
-            check: bool = True) -> subprocess.CompletedProcess[bytes]:
+            check: bool = True, config: Iterable[tuple[str, str]] = ()) -> subprocess.CompletedProcess[bytes]:
     """Run `git args` in `cwd`; raise CannotVerify with git's own message when it fails."""
+    extra = [a for key, value in config for a in ("-c", f"{key}={value}")]
     try:
         proc = subprocess.run(
-            ["git", *args], cwd=str(cwd), input=input, capture_output=True, env=_env(), check=False
+            ["git", *_config_args(), *extra, *args], cwd=str(cwd), input=input, capture_output=True,
+            env=_env(), check=False,
         )
     except FileNotFoundError:
         raise CannotVerify("git is not installed or not on PATH") from None
@@ -35,71 +85,90 @@ def run_git(args: list[str], cwd: str | Path, *, input: bytes | None = None,
     return proc
 
 
+def _decode(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+# --------------------------------------------------------------------------- discovery (GitPython)
+
+
+def open_repo(start: str | Path) -> Any | None:
+    """The GitPython repository containing `start` (searching upwards), or None outside git or in
+    a bare repository. Its persistent git processes run with the same safe environment."""
+    import git
+
+    path = Path(start)
+    if not path.exists():
+        return None
+    try:
+        repo = git.Repo(path if path.is_dir() else path.parent, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    if repo.bare or repo.working_tree_dir is None:
+        return None
+    repo.git.update_environment(**{k: v for k, v in _env().items() if k.startswith(("GIT_", "LC_"))})
+    return repo
+
+
 def find_root(start: str | Path) -> Path | None:
-    """The work-tree root of the repository containing `start`, or None outside git."""
+    """The work-tree root of the repository containing `start`, or None outside git (or in a bare
+    repository). One `rev-parse`: every command, the pre-commit hook included, starts here, and
+    importing GitPython just for this would cost the hook more than the call itself."""
     path = Path(start)
     if not path.exists():
         return None
     proc = run_git(["rev-parse", "--show-toplevel"], path if path.is_dir() else path.parent, check=False)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return None
+    return Path(_decode(proc.stdout).strip())
+
+
+def hooks_dir(root: str | Path) -> Path:
+    """The directory git runs hooks from, as git itself resolves it: core.hooksPath when set
+    (relative to the work tree), else the hooks of the *common* git dir, which a linked work tree
+    (`git worktree add`) shares with the main one; its own `.git/worktrees/<name>/hooks` is never run."""
+    proc = run_git(["rev-parse", "--git-path", "hooks"], root)
+    path = Path(_decode(proc.stdout).strip())
+    return path if path.is_absolute() else Path(root) / path
+
+
+def config_get(root: str | Path, key: str) -> str | None:
+    """A configuration value as the repository sees it (GitPython's reader: repository, global
+    and system files)."""
+    repo = open_repo(root)
+    if repo is None:
+        return None
+    section, _, option = key.rpartition(".")
+    try:
+        with repo.config_reader() as reader:
+            value = reader.get_value(section, option, default=None)
+    finally:
+        repo.close()
+    return None if value is None else str(value)
+
+
+def user_email(root: str | Path) -> str | None:
+    """The author e-mail the next commit will carry (environment first, then configuration),
+    exactly as `git commit` resolves it."""
+    proc = run_git(["var", "GIT_AUTHOR_IDENT"], root, check=False)
     if proc.returncode != 0:
         return None
-    return Path(proc.stdout.decode("utf-8", "surrogateescape").strip())
+    ident = proc.stdout.decode("utf-8", "replace")
+    return ident[ident.find("<") + 1 : ident.find(">")] if "<" in ident else None
 
 
-def staged_blobs(root: str | Path, paths: list[str] | None = None) -> dict[str, bytes]:
-    """Contents of files as staged in the index (`git add`ed), keyed by repository-relative path.
-
-    Two git calls whatever the number of files: `ls-files --stage` to list the blobs and one
-    `cat-file --batch` to read them all. Symlinks (mode 120000) map to their target text and
-    are reported by `staged_symlinks`.
-    """
-    listing = run_git(["ls-files", "--stage", "-z", "--", *(paths or [])], root).stdout
-    entries: list[tuple[str, str, str]] = []
-    for record in listing.split(b"\0"):
-        if not record:
-            continue
-        meta, _, name = record.partition(b"\t")
-        mode, sha, _stage = meta.decode().split(" ")
-        entries.append((name.decode("utf-8", "surrogateescape"), mode, sha))
-    if not entries:
-        return {}
-    request = b"".join(f"{sha}\n".encode() for _, _, sha in entries)
-    batch = run_git(["cat-file", "--batch"], root, input=request).stdout
-    out: dict[str, bytes] = {}
-    pos = 0
-    for name, _mode, _sha in entries:
-        header_end = batch.index(b"\n", pos)
-        size = int(batch[pos:header_end].split(b" ")[2])
-        start = header_end + 1
-        out[name] = batch[start : start + size]
-        pos = start + size + 1
-    return out
-
-
-def staged_symlinks(root: str | Path, paths: list[str] | None = None) -> set[str]:
-    listing = run_git(["ls-files", "--stage", "-z", "--", *(paths or [])], root).stdout
-    links = set()
-    for record in listing.split(b"\0"):
-        meta, _, name = record.partition(b"\t")
-        if meta.startswith(b"120000 "):
-            links.add(name.decode("utf-8", "surrogateescape"))
-    return links
-
-
-# --------------------------------------------------------------------------- history (verify-seal)
-
-NULL_SHA = "0" * 40
+# --------------------------------------------------------------------------- revisions
 
 
 def is_shallow(root: str | Path) -> bool:
-    """A shallow clone hides the ancestry the seal rules depend on (SPEC §5.2, exit 3)."""
+    """A shallow clone hides the ancestry the seal rules depend on (exit 3)."""
     proc = run_git(["rev-parse", "--is-shallow-repository"], root)
     return proc.stdout.strip() == b"true"
 
 
 def resolve_commit(root: str | Path, rev: str) -> str | None:
     """The commit id `rev` names, or None when it names no commit (unknown rev, empty repo)."""
-    if rev.startswith("-"):
+    if rev.startswith("-") or has_control_chars(rev):
         return None
     args = ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"]
     proc = run_git(args, root, check=False)
@@ -108,10 +177,14 @@ def resolve_commit(root: str | Path, rev: str) -> str | None:
     return proc.stdout.decode().strip()
 
 
+def head_commit(root: str | Path) -> str | None:
+    return resolve_commit(root, "HEAD")
+
+
 def describe_non_commit(root: str | Path, rev: str) -> str | None:
     """What `rev` names when it names no commit (a tree, a blob), or None when it names nothing
     at all. Only called after resolution failed, so the usual path stays at a constant git count."""
-    if not rev or rev.startswith("-"):
+    if not rev or rev.startswith("-") or has_control_chars(rev):
         return None
     proc = run_git(["rev-parse", "--verify", "--quiet", "--end-of-options", rev], root, check=False)
     if proc.returncode != 0:
@@ -120,9 +193,17 @@ def describe_non_commit(root: str | Path, rev: str) -> str | None:
     return kind.stdout.decode().strip() or None
 
 
+def has_control_chars(text: str) -> bool:
+    return any(ord(c) < 32 or ord(c) == 127 for c in text)
+
+
+# --------------------------------------------------------------------------- history (verify-seal)
+
+
 def log_raw(root: str | Path, commit: str, pathspecs: list[str]) -> bytes:
-    """ONE path-limited `git log` over the study paths: every commit that touches them, with its
-    (rewritten) parents, author email, and its raw diff (against the first parent for merges).
+    """ONE path-limited `git log`: every commit that touches the pathspecs, with its (rewritten)
+    parents, author e-mail (`%ae`: never the mailmap's) and its raw diff (against the first
+    parent for merges). Pathspecs carry their own magic (`:(literal)…`, `:(glob,icase)…`).
 
     `--full-history --simplify-merges` keeps every side branch that touched the paths (a branch
     that added a file and deleted it again is still listed) and drops only merges that bring
@@ -131,8 +212,9 @@ def log_raw(root: str | Path, commit: str, pathspecs: list[str]) -> bytes:
     """
     args = [
         "log", "-z", "--raw", "--no-abbrev", "--no-renames", "--no-ext-diff", "--no-textconv",
+        "--no-color", "--no-show-signature", "--no-notes", "--no-relative",
         "--full-history", "--simplify-merges", "--parents", "--root", "--diff-merges=first-parent",
-        "--format=format:%H %P%n%ae", commit, "--", *[f":(literal){p}" for p in pathspecs],
+        "--format=format:%H %P%n%ae", commit, "--", *pathspecs,
     ]
     return run_git(args, root).stdout
 
@@ -140,47 +222,107 @@ def log_raw(root: str | Path, commit: str, pathspecs: list[str]) -> bytes:
 def cat_file(root: str | Path, specs: list[str]) -> dict[str, tuple[str, bytes] | None]:
     """Read many objects (`<sha>` or `<rev>:<path>`) with ONE `git cat-file --batch`.
 
-    Returns spec → (type, content), or None when the object does not exist.
+    Returns spec → (type, content), or None when the object does not exist (or the spec cannot be
+    asked for: a name with a newline, which the batch protocol cannot carry).
     """
-    unique = list(dict.fromkeys(specs))
+    unique = [s for s in dict.fromkeys(specs) if "\n" not in s and "\r" not in s]
+    out: dict[str, tuple[str, bytes] | None] = {s: None for s in specs}
     if not unique:
-        return {}
-    for spec in unique:
-        if "\n" in spec:
-            raise ValueError(f"object name with a newline: {spec!r}")
-    data = run_git(["cat-file", "--batch"], root, input="".join(f"{s}\n" for s in unique).encode()).stdout
-    out: dict[str, tuple[str, bytes] | None] = {}
+        return out
+    data = run_git(["cat-file", "--batch"], root, input="".join(f"{s}\n" for s in unique).encode(
+        "utf-8", "surrogateescape")).stdout
     pos = 0
     for spec in unique:
         end = data.index(b"\n", pos)
-        header = data[pos:end].decode("utf-8", "surrogateescape")
+        parts = data[pos:end].split(b" ")
         pos = end + 1
-        parts = header.split(" ")
         if len(parts) == 3 and parts[2].isdigit():
             size = int(parts[2])
-            out[spec] = (parts[1], data[pos : pos + size])
+            out[spec] = (parts[1].decode(), data[pos : pos + size])
             pos += size + 1
-        else:  # "<spec> missing" / "<spec> ambiguous"
-            out[spec] = None
     return out
 
 
-def verify_commit(root: str | Path, commit: str, allowed_signers: str | Path | None) -> tuple[bool, str]:
-    """`git verify-commit` of one commit (ssh or gpg). One call per commit: only used when the
-    plan opts into `require_signed`, and only for seal and reveal commits."""
-    args = []
-    if allowed_signers is not None:
-        args += ["-c", f"gpg.ssh.allowedSignersFile={allowed_signers}"]
-    proc = run_git([*args, "verify-commit", "--raw", commit], root, check=False)
-    text = (proc.stderr + proc.stdout).decode("utf-8", "replace").strip()
-    return proc.returncode == 0, text
+def object_sizes(root: str | Path, shas: list[str]) -> dict[str, int]:
+    """Sizes of many objects with ONE `cat-file --batch-check`, so that huge blobs are never read."""
+    unique = list(dict.fromkeys(shas))
+    if not unique:
+        return {}
+    data = run_git(["cat-file", "--batch-check"], root, input="".join(f"{s}\n" for s in unique).encode())
+    out: dict[str, int] = {}
+    for line in data.stdout.decode().splitlines():
+        parts = line.split(" ")
+        if len(parts) == 3 and parts[2].isdigit():
+            out[parts[0]] = int(parts[2])
+    return out
 
 
-# ----------------------------------------------------------------- index and commits (seal, reveal, hook)
+def signatures(root: str | Path, shas: list[str], signers_file: str | Path) -> dict[str, tuple[str, str]]:
+    """Signature status (`%G?`: G good, U good but unknown key, N none, B bad, …) and signer
+    principal of many commits with ONE `git log --no-walk`, under the given allowed-signers file."""
+    unique = list(dict.fromkeys(shas))
+    if not unique:
+        return {}
+    proc = run_git(["log", "--no-walk=unsorted", "-z", "--format=%H%x00%G?%x00%GS", *unique], root,
+                   config=[("gpg.ssh.allowedSignersFile", str(signers_file))])
+    fields = proc.stdout.decode("utf-8", "replace").split("\0")
+    return {fields[i].strip(): (fields[i + 1], fields[i + 2]) for i in range(0, len(fields) - 2, 3)}
 
 
-def head_commit(root: str | Path) -> str | None:
-    return resolve_commit(root, "HEAD")
+def blame_commits(root: str | Path, commit: str, path: str) -> list[str]:
+    """The commit that last wrote each line of `path` at `commit` (one `git blame --porcelain`),
+    as a list indexed by line - 1. Author identities are taken from the history model, never from
+    blame's own (mailmap-aware) author fields."""
+    proc = run_git(["blame", "--porcelain", "--no-progress", commit, "--", f":(literal){path}"], root)
+    out: dict[int, str] = {}
+    for line in proc.stdout.split(b"\n"):
+        parts = line.split(b" ")
+        if len(parts) >= 3 and len(parts[0]) in (40, 64) and parts[1].isdigit() and parts[2].isdigit():
+            out[int(parts[2])] = parts[0].decode()
+    return [out[i] for i in sorted(out)]
+
+
+# ----------------------------------------------------------------- index, trees and commits
+
+
+def _ls_entries(raw: bytes) -> list[tuple[str, str, str]]:
+    """(path, mode, sha) of `ls-files --stage -z` / `ls-tree -r -z` output."""
+    out = []
+    for record in raw.split(b"\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition(b"\t")
+        fields = meta.decode().split(" ")
+        sha = fields[2] if len(fields) > 2 and len(fields[1]) not in (40, 64) else fields[1]
+        out.append((_decode(name), fields[0], sha))
+    return out
+
+
+def index_entries(root: str | Path) -> list[tuple[str, str, str]]:
+    """(path, mode, blob) of every entry staged in the index (one `ls-files --stage`)."""
+    return _ls_entries(run_git(["ls-files", "--stage", "-z"], root).stdout)
+
+
+def tree_entries(root: str | Path, commit: str) -> list[tuple[str, str, str]]:
+    """(path, mode, blob) of every file of `commit`'s tree (one `ls-tree -r`)."""
+    return [(p, m, s) for p, m, s in _ls_entries(run_git(["ls-tree", "-r", "-z", "--full-tree", commit],
+                                                         root).stdout) if m != "160000"]
+
+
+def staged_blobs(root: str | Path, paths: list[str] | None = None) -> dict[str, bytes]:
+    """Contents of files as staged in the index, keyed by repository-relative path: two git
+    calls whatever the number of files. Symlinks map to their target text."""
+    listing = run_git(["ls-files", "--stage", "-z", "--", *[f":(literal){p}" for p in (paths or [])]],
+                      root).stdout
+    entries = _ls_entries(listing)
+    found = cat_file(root, [sha for _, _, sha in entries])
+    return {p: obj[1] for p, _, sha in entries if (obj := found.get(sha)) is not None}
+
+
+def staged_symlinks(root: str | Path, paths: list[str] | None = None) -> set[str]:
+    listing = run_git(["ls-files", "--stage", "-z", "--", *[f":(literal){p}" for p in (paths or [])]],
+                      root).stdout
+    return {p for p, mode, _ in _ls_entries(listing) if mode == "120000"}
 
 
 def head_blobs(root: str | Path, paths: list[str], rev: str = "HEAD") -> dict[str, bytes]:
@@ -191,18 +333,41 @@ def head_blobs(root: str | Path, paths: list[str], rev: str = "HEAD") -> dict[st
     return {p: obj[1] for p in paths if (obj := found.get(f"{rev}:{p}")) is not None and obj[0] == "blob"}
 
 
-def head_tree_paths(root: str | Path, directory: str) -> list[str]:
-    """Every file under `directory` in HEAD (repository-relative), empty without commits."""
-    if head_commit(root) is None:
-        return []
-    proc = run_git(["ls-tree", "-r", "-z", "--name-only", "HEAD", "--", f":(literal){directory}"], root)
-    return [p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p]
+def tree_files(root: str | Path, commit: str, directory: str, *, limit: int) -> dict[str, bytes]:
+    """Every regular file under `directory` at `commit`, read through GitPython's persistent object
+    reader (one `cat-file` process for all of them); at most `limit + 1` bytes of each, enough for a
+    parser to say "too large" without holding a huge blob."""
+    repo = open_repo(root)
+    if repo is None:
+        return {}
+    try:
+        tree = repo.commit(commit).tree
+        try:
+            sub = tree / directory
+        except KeyError:
+            return {}
+        return {item.path: item.data_stream.read(limit + 1)
+                for item in sub.traverse() if item.type == "blob" and item.mode != 0o120000}
+    finally:
+        repo.close()
+
+
+def status_paths(root: str | Path, directory: str) -> list[tuple[str, str]]:
+    """(status, path) of every uncommitted change under `directory` (staged, unstaged, untracked):
+    what a report computed from the committed revision would silently leave out."""
+    proc = run_git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--",
+                    f":(literal){directory}"], root)
+    out = []
+    for record in proc.stdout.split(b"\0"):
+        if len(record) > 3:
+            out.append((record[:2].decode().strip() or "?", _decode(record[3:])))
+    return out
 
 
 def staged_changes(root: str | Path) -> list[tuple[str, str]]:
     """(status letter, path) of every change the index holds against HEAD (no rename detection,
-    so a rename is a delete plus an add, as SPEC §5.2 counts it)."""
-    base = ["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev"]
+    so a rename is a delete plus an add)."""
+    base = ["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-relative"]
     if head_commit(root) is None:
         base.append(_empty_tree(root))
     data = run_git(base, root).stdout.split(b"\0")
@@ -213,7 +378,7 @@ def staged_changes(root: str | Path) -> list[tuple[str, str]]:
         if not meta.startswith(":"):
             i += 1
             continue
-        out.append((meta.split(" ")[-1][0], data[i + 1].decode("utf-8", "surrogateescape")))
+        out.append((meta.split(" ")[-1][0], _decode(data[i + 1])))
         i += 2
     return out
 
@@ -222,60 +387,42 @@ def _empty_tree(root: str | Path) -> str:
     return run_git(["hash-object", "-t", "tree", "--stdin"], root, input=b"").stdout.decode().strip()
 
 
-def is_tracked_in_head(root: str | Path, path: str) -> bool:
-    return bool(head_blobs(root, [path]))
+def stored_bytes(root: str | Path, path: str) -> bytes:
+    """The bytes git will store for the work-tree file `path` (after end-of-line conversion and
+    clean filters): digests are taken over these, so an editor saving CRLF under
+    `core.autocrlf` does not break an honest reveal."""
+    sha = run_git(["hash-object", "-w", "--", path], root).stdout.decode().strip()
+    obj = cat_file(root, [sha]).get(sha)
+    if obj is None:
+        raise CannotVerify(f"git could not store {path}")
+    return obj[1]
 
 
 def add(root: str | Path, paths: list[str]) -> None:
     run_git(["add", "--", *[f":(literal){p}" for p in paths]], root)
 
 
-def commit_only(root: str | Path, paths: list[str], message: str) -> str:
+def commit_only(root: str | Path, paths: list[str], message: str, *,
+                env: dict[str, str] | None = None) -> str:
     """Commit exactly `paths` (whatever else is staged stays staged) and return the new commit.
 
-    `git commit --only` runs the repository's hooks, so an installed pre-commit hook checks the
-    seal or reveal like any other commit.
+    `git commit --only` runs the repository's hooks (an installed pre-commit hook checks the seal or
+    reveal like any other commit) and signs when the user's configuration asks for it.
     """
-    proc = run_git(["commit", "-q", "--only", "-F", "-", "--", *[f":(literal){p}" for p in paths]],
-                   root, input=message.encode(), check=False)
+    full_env = {**_env(), **(env or {})}
+    proc = subprocess.run(
+        ["git", *_config_args(), "commit", "-q", "--only", "-F", "-", "--",
+         *[f":(literal){p}" for p in paths]],
+        cwd=str(root), input=message.encode(), capture_output=True, env=full_env, check=False)
     if proc.returncode != 0:
         msg = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
-        from aoven_git.errors import FindingsError
-
         raise FindingsError(f"git commit failed:\n{msg}")
     return resolve_commit(root, "HEAD") or ""
 
 
-def hooks_dir(root: str | Path) -> Path:
-    """The directory git runs hooks from, as git itself resolves it: core.hooksPath when set
-    (relative to the work tree), else the hooks of the *common* git dir, which a linked work tree
-    (`git worktree add`) shares with the main one; its own `.git/worktrees/<name>/hooks` is never run."""
-    proc = run_git(["rev-parse", "--git-path", "hooks"], root)
-    path = Path(proc.stdout.decode("utf-8", "surrogateescape").strip())
-    return path if path.is_absolute() else Path(root) / path
-
-
-def config_get(root: str | Path, key: str) -> str | None:
-    proc = run_git(["config", "--get", key], root, check=False)
-    return proc.stdout.decode("utf-8", "surrogateescape").strip() if proc.returncode == 0 else None
-
-
-def user_email(root: str | Path) -> str | None:
-    proc = run_git(["var", "GIT_AUTHOR_IDENT"], root, check=False)
-    if proc.returncode != 0:
-        return None
-    ident = proc.stdout.decode("utf-8", "replace")
-    return ident[ident.find("<") + 1 : ident.find(">")] if "<" in ident else None
-
-
-def tree_files(root: str | Path, commit: str, directory: str) -> dict[str, bytes]:
-    """Every file under `directory` at `commit`, by repository-relative path: one `ls-tree` and
-    one `cat-file --batch`, whatever the number of files (report --rev)."""
-    proc = run_git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", f":(literal){directory}"], root)
-    paths: list[str] = []
-    for record in proc.stdout.split(b"\0"):
-        meta, _, name = record.partition(b"\t")
-        if meta and meta.split(b" ")[1] == b"blob" and not meta.startswith(b"120000"):
-            paths.append(name.decode("utf-8", "surrogateescape"))
-    found = cat_file(root, [f"{commit}:{p}" for p in paths])
-    return {p: obj[1] for p in paths if (obj := found.get(f"{commit}:{p}")) is not None and obj[0] == "blob"}
+def write_temp(data: bytes, prefix: str) -> Path:
+    """A private temporary file (for an allowed-signers file read from history)."""
+    fd, name = tempfile.mkstemp(prefix=prefix)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return Path(name)

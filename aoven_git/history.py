@@ -1,11 +1,14 @@
-"""The history model verify-seal works on: the commits that touch the study, their ancestry, and
-the state of every tracked study file at each of them.
+"""The history model the sealing rules work on: the commits that touch the study, their ancestry,
+and the state of every tracked path at each of them (docs/sealing.md, "How history is read").
 
-Built from a constant number of git calls whatever the length of history (SPEC §5.2): one
-path-limited `git log` (commits, rewritten parents, author, raw diffs), one `cat-file --batch`
-for those commits' objects (true parents, messages) and one more for the blobs the rules read.
-Commit dates are never read: order comes from parent pointers alone, so a forged date changes
-nothing.
+`read_history` builds it from a constant number of git calls whatever the length of history: one
+path-limited `git log` (commits, rewritten parents, author, raw diffs), one `cat-file --batch-check`
+(sizes, so a huge blob is never read) and one `cat-file --batch` (commit messages and the blobs the
+rules read). Commit dates are never read: order comes from parent pointers alone, so a forged date
+changes nothing.
+
+`staged_history` builds the same model for the pre-commit hook: two nodes, HEAD's tree and the
+staged index on top of it, so the hook checks a commit with the very rules verify-seal applies.
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ from dataclasses import dataclass, field
 
 from aoven_git import gitio
 from aoven_git.errors import CannotVerify
+
+#: the hook's prospective commit has no id yet
+STAGED = gitio.NULL_SHA
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,7 @@ class Node:
 
     @property
     def short(self) -> str:
-        return self.sha[:10]
+        return "(staged)" if self.sha == STAGED else self.sha[:10]
 
 
 @dataclass
@@ -90,14 +96,14 @@ def parse_log(data: bytes) -> list[_Raw]:
             continue
         head, _, rest = tok.partition(b"\n")
         email, _, meta = rest.partition(b"\n")
-        ids = head.decode("ascii").split()
+        ids = head.decode("ascii", "replace").split()
         if not ids or len(ids[0]) not in (40, 64):
             raise CannotVerify(f"cannot parse git log output near {head[:60]!r}")
         raw = _Raw(ids[0], tuple(ids[1:]), email.decode("utf-8", "replace").strip(), [])
         out.append(raw)
         while meta:
-            fields = meta.decode("ascii").split(" ")
-            if i >= n or not fields[0].startswith(":"):
+            fields = meta.decode("ascii", "replace").split(" ")
+            if i >= n or not fields[0].startswith(":") or len(fields) < 5:
                 raise CannotVerify(f"cannot parse git log raw diff line {meta[:80]!r}")
             path = tokens[i].decode("utf-8", "surrogateescape")
             i += 1
@@ -137,58 +143,81 @@ def _topo(raws: list[_Raw]) -> list[_Raw]:
     return order
 
 
-def read_history(
-    root: str,
-    commit: str,
-    *,
-    study_dir: str,
-    plan_path: str,
-    track: Callable[[str], bool],
-    want_blob: Callable[[str], bool],
-) -> History:
-    """Build the history model of `commit` for the tracked paths under `study_dir` and the plan."""
-    raw_log = gitio.log_raw(root, commit, [study_dir, plan_path])
-    calls = 1
-    raws = _topo(parse_log(raw_log))
-    index = {r.sha: i for i, r in enumerate(raws)}
+#: path → the largest blob the rules want to read at that path (0: not wanted)
+BlobWant = Callable[[str], int]
 
-    # commit objects: only their messages are used (trailers are informative, never trusted)
-    objects = gitio.cat_file(root, [r.sha for r in raws])
-    calls += 1
-    wanted: list[str] = []
+
+def _fetch(root: str, commits: list[str],
+           blobs: dict[str, int]) -> tuple[dict[str, bytes], dict[str, bytes], int]:
+    """Commit objects and the wanted blobs no larger than their limit: a size check, then one batch."""
+    sizes = gitio.object_sizes(root, list(blobs)) if blobs else {}
+    small = [b for b, limit in blobs.items() if sizes.get(b, limit + 1) <= limit]
+    found = gitio.cat_file(root, [*commits, *small]) if commits or small else {}
+    objects = {s: obj[1] for s in commits if (obj := found.get(s)) is not None}
+    data = {b: obj[1] for b in small if (obj := found.get(b)) is not None}
+    return objects, data, (1 if blobs else 0) + (1 if commits or small else 0)
+
+
+def _ancestry(parents: Iterable[tuple[int, ...]]) -> list[int]:
+    anc: list[int] = []
+    for i, ps in enumerate(parents):
+        mask = 1 << i
+        for p in ps:
+            mask |= anc[p]
+        anc.append(mask)
+    return anc
+
+
+def read_history(root: str, commit: str, *, pathspecs: list[str], track: Callable[[str], bool],
+                 want_blob: BlobWant) -> History:
+    """Build the history model of `commit` for the tracked paths the pathspecs select."""
+    raws = _topo(parse_log(gitio.log_raw(root, commit, pathspecs)))
+    index = {r.sha: i for i, r in enumerate(raws)}
+    wanted: dict[str, int] = {}
     for r in raws:
         for status, path, new in r.changes:
-            if status != "D" and track(path) and want_blob(path):
-                wanted.append(new.split(" ")[1])
-    fetched = gitio.cat_file(root, wanted) if wanted else {}
-    calls += 1 if wanted else 0
+            if status != "D" and track(path) and (limit := want_blob(path)):
+                wanted[new.split(" ")[1]] = max(limit, wanted.get(new.split(" ")[1], 0))
+    objects, blobs, calls = _fetch(root, [r.sha for r in raws], wanted)
 
     nodes: list[Node] = []
-    anc: list[int] = []
     for i, r in enumerate(raws):
         parents = tuple(index[p] for p in dict.fromkeys(r.parents) if p in index)
         # git diffs a listed commit against its first *rewritten* parent (for a merge that
         # simplification left with one parent, that is the kept parent, not the real first
         # one; for a commit with no listed parent, the empty tree): start from that state.
-        base = dict(nodes[parents[0]].state) if parents else {}
+        state = dict(nodes[parents[0]].state) if parents else {}
         for status, path, new in r.changes:
             if not track(path):
                 continue
             if status == "D":
-                base.pop(path, None)
+                state.pop(path, None)
             else:
                 mode, blob = new.split(" ")
-                base[path] = Entry(mode, blob)
+                state[path] = Entry(mode, blob)
         obj = objects.get(r.sha)
-        message = obj[1].partition(b"\n\n")[2].decode("utf-8", "replace") if obj else ""
-        nodes.append(Node(i, r.sha, parents, r.email, base, message))
-        mask = 1 << i
-        for p in parents:
-            mask |= anc[p]
-        anc.append(mask)
+        message = obj.partition(b"\n\n")[2].decode("utf-8", "replace") if obj else ""
+        nodes.append(Node(i, r.sha, parents, r.email, state, message))
+    return History(commit, nodes, _ancestry(n.parents for n in nodes), blobs, 1 + calls)
 
-    blobs = {sha: obj[1] for sha in wanted if (obj := fetched.get(sha)) is not None}
-    return History(commit, nodes, anc, blobs, calls)
+
+def staged_history(root: str, *, track: Callable[[str], bool], want_blob: BlobWant) -> History:
+    """HEAD's tree and, on top of it, the staged index: the commit the hook is asked to allow."""
+    head = gitio.head_commit(root)
+    states = []
+    if head is not None:
+        states.append({p: Entry(m, s) for p, m, s in gitio.tree_entries(root, head) if track(p)})
+    states.append({p: Entry(m, s) for p, m, s in gitio.index_entries(root) if track(p)})
+    wanted: dict[str, int] = {}
+    for state in states:
+        for path, e in state.items():
+            if (limit := want_blob(path)) and not e.symlink:
+                wanted[e.blob] = max(limit, wanted.get(e.blob, 0))
+    _, blobs, calls = _fetch(root, [], wanted)
+    email = gitio.user_email(root) or ""
+    nodes = [Node(0, head, (), "", states[0])] if head is not None else []
+    nodes.append(Node(len(nodes), STAGED, tuple(range(len(nodes))), email, states[-1]))
+    return History(STAGED, nodes, _ancestry(n.parents for n in nodes), blobs, 4 + calls)
 
 
 def distinct(items: Iterable[str]) -> list[str]:

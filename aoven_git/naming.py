@@ -1,12 +1,18 @@
-"""What a path in the study dir is: score file, seal, reconciliation, response — and whose.
+"""What a path of the repository is to the study: score file, seal, reconciliation, stray copy of
+scores, response — and whose (docs/score-files.md, "Naming"; docs/sealing.md, "Copies").
 
-File names carry identity (`scores_<rater>[_<round>][_<pass>].md`, SPEC §4.1). Ids may contain
-`_` or `-`, so a name is never split on `_`: it is matched against every combination of ids the
-plan knows, and only an exact match counts.
+File names carry identity (`scores_<rater>[_<round>][_<pass>].md`). Ids may contain `_` or `-`, so a
+name is never split on `_`: it is matched against every combination of ids the plan knows, and only
+an exact match counts. Every accepted spelling of a sheet (`scores_cto.md`, `scores_cto_main.md`,
+`scores_cto_unblinded.md`, …) is an *accepted* name; a sheet may use one of them, never two.
+
+Anything else named `scores_*` (any folder, any extension, any letter case) is a *stray* copy: the
+sealing rules count it as plaintext of the rater it names and report it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Literal
@@ -18,14 +24,14 @@ SEAL_SUFFIX = ".sha256"
 SCORE_PREFIX = "scores_"
 RECONCILIATION_STEM = "reconciliation"
 
-Kind = Literal["score", "seal", "reconciliation", "other"]
+Kind = Literal["score", "seal", "reconciliation", "stray", "other"]
 
 
 @dataclass(frozen=True)
 class StudyPath:
-    """A classified path. `sheet` is set for score and seal files whose name the plan resolves;
-    for reconciliation files `sheet.rater` is empty. `problem` explains a name that looks like
-    a study file but names no known rater/round/pass."""
+    """A classified path. `sheet` is set for score and seal files whose name the plan resolves
+    (and for strays whose name does); for reconciliation files `sheet.rater` is empty. `problem`
+    explains a name that looks like a study file but names no known rater/round/pass."""
 
     path: str
     kind: Kind
@@ -73,6 +79,22 @@ def parse_score_stem(plan: Plan, stem: str) -> SheetId | None:
     return None
 
 
+def explain_score_stem(plan: Plan, stem: str) -> str:
+    """Why `stem` names no sheet, saying WHICH part is unknown: the rater, or the suffix after a
+    known rater (`scores_alice_blind`: alice is known, `blind` is no round or pass)."""
+    rest = stem[len(SCORE_PREFIX) :]
+    raters = sorted((r.id for r in plan.raters), key=len, reverse=True)
+    rater = next((r for r in raters if rest == r or rest.startswith(r + "_")), None)
+    if rater is None:
+        known = ", ".join(r.id for r in plan.raters)
+        return f"`{rest}` names no rater of the plan (known raters: {known})"
+    tail = rest[len(rater) + 1 :]
+    rounds = ", ".join(r.id for r in plan.rounds)
+    passes = ", ".join(p.id for p in plan.passes)
+    return (f"rater {rater} is known, but `{tail}` is not a round, a pass, or `<round>_<pass>` of the "
+            f"plan (rounds: {rounds}; passes: {passes})")
+
+
 def parse_reconciliation_stem(plan: Plan, stem: str) -> SheetId | None:
     if not stem.startswith(RECONCILIATION_STEM):
         return None
@@ -81,40 +103,66 @@ def parse_reconciliation_stem(plan: Plan, stem: str) -> SheetId | None:
     return SheetId("", found[1], found[0]) if found else None
 
 
+def _study_relative(plan: Plan, path: str) -> tuple[str, ...] | None:
+    try:
+        return PurePosixPath(path).relative_to(PurePosixPath(plan.study_dir)).parts
+    except ValueError:
+        return None
+
+
 def classify(plan: Plan, path: str) -> StudyPath:
     """Classify `path`, relative to the repository root (posix separators)."""
-    p = PurePosixPath(path)
-    study = PurePosixPath(plan.study_dir)
-    try:
-        rel = p.relative_to(study)
-    except ValueError:
-        return StudyPath(path, "other")
-    parts = rel.parts
-    if len(parts) == 2 and parts[0] == SEALS_DIR and p.name.endswith(SEAL_SUFFIX):
-        stem = p.name[: -len(SEAL_SUFFIX)]
-        sheet = parse_score_stem(plan, stem)
-        if sheet is None:
-            return StudyPath(path, "seal", None, f"seal file {p.name} names no rater/round/pass of the plan")
-        return StudyPath(path, "seal", sheet)
-    if len(parts) != 1 or p.suffix != ".md":
-        return StudyPath(path, "other")
-    if p.stem.startswith(SCORE_PREFIX):
-        sheet = parse_score_stem(plan, p.stem)
-        if sheet is None:
-            known = ", ".join(r.id for r in plan.raters)
-            return StudyPath(
-                path,
-                "score",
-                None,
-                f"{p.name} names no known rater (known: {known}) with a known round/pass suffix",
-            )
-        return StudyPath(path, "score", sheet)
-    if p.stem.startswith(RECONCILIATION_STEM):
-        sheet = parse_reconciliation_stem(plan, p.stem)
-        if sheet is None:
-            return StudyPath(path, "reconciliation", None, f"{p.name} names no known round/pass")
-        return StudyPath(path, "reconciliation", sheet)
+    parts = _study_relative(plan, path)
+    name = PurePosixPath(path).name
+    if parts is not None and len(parts) == 2 and parts[0] == SEALS_DIR and name.endswith(SEAL_SUFFIX):
+        sheet = parse_score_stem(plan, name[: -len(SEAL_SUFFIX)])
+        problem = None if sheet else f"seal file {name} names no rater/round/pass of the plan"
+        return StudyPath(path, "seal", sheet, problem)
+    if parts is not None and len(parts) == 1 and name.endswith(".md"):
+        stem = name[:-3]
+        if stem.startswith(SCORE_PREFIX):
+            sheet = parse_score_stem(plan, stem)
+            if sheet is not None:
+                return StudyPath(path, "score", sheet)
+            # still a score file to validation (`unknown-rater`); the sealing rules treat it as a stray
+            return StudyPath(path, "score", None, f"{name}: {explain_score_stem(plan, stem)}")
+        if stem.startswith(RECONCILIATION_STEM):
+            sheet = parse_reconciliation_stem(plan, stem)
+            problem = None if sheet else f"{name} names no known round/pass"
+            return StudyPath(path, "reconciliation", sheet, problem)
+    if name.lower().startswith(SCORE_PREFIX):
+        return StudyPath(path, "stray", stray_owner(plan, name))
     return StudyPath(path, "other")
+
+
+def stray_owner(plan: Plan, name: str) -> SheetId | None:
+    """The sheet a stray copy's name points at, read case-insensitively up to its first dot
+    (`Scores_CTO.md.txt` → cto's primary sheet), or None."""
+    stem = name.split(".", 1)[0].lower()
+    return parse_score_stem(plan, stem)
+
+
+def miscased(plan: Plan, path: str) -> bool:
+    """A study-dir name that is a seal or reconciliation name but for letter case
+    (`Reconciliation.md`, `SEALS/scores_cto.sha256`). File names are case-sensitive, so the rules
+    would otherwise ignore it, while on a case-insensitive disk (macOS, Windows) it is the very file
+    others read. (Score names in the wrong case are strays.)"""
+    parts = _study_relative(plan, path)
+    if parts is None or classify(plan, path).kind != "other":
+        return False
+    low = [p.lower() for p in parts]
+    if len(low) == 2:
+        return low[0] == SEALS_DIR and low[1].endswith(SEAL_SUFFIX)
+    return len(low) == 1 and low[0].endswith(".md") and low[0].startswith(RECONCILIATION_STEM)
+
+
+def response_patterns(plan: Plan) -> re.Pattern[str]:
+    """Every response and stripped-copy path of the plan, as one pattern (repository-relative)."""
+    alts = []
+    for pattern in (plan.responses, plan.stripped_responses):
+        rx = re.escape(pattern).replace(r"\{condition\}", "[^/]+").replace(r"\{question\}", "[^/]+")
+        alts.append(rx)
+    return re.compile(rf"{re.escape(plan.study_dir)}/(?:{'|'.join(alts)})\Z")
 
 
 def seal_path(plan: Plan, sheet: SheetId) -> str:

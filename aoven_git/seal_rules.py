@@ -1,159 +1,422 @@
-"""SPEC §5.2: the sealing rules, checked over the history model (no git, no I/O).
+"""The sealing rules, one function per rule, over the ledger (docs/sealing.md). Pure: no git, no I/O.
 
-The rules are invariants over ancestry, never over dates or commit order in a log:
+Git ancestry proves only that something came *before* (a commit's id covers its parents); it never
+proves that something was not yet readable. So every rule is an invariant over ancestry, never over
+dates, and the central one is positive: a rater's seal must be an ancestor of every commit that
+made another rater's scores readable (for passes of the same round that share a condition).
 
-* a sheet's **seal points** are the commits that first fix it (add its seal file or its score
-  file) with no other such commit among their ancestors; the earliest of them, in parent order,
-  is the seal shown in reports;
-* once a seal point is an ancestor of a commit, that commit must still hold the sealed seal file
-  and, once revealed, score content that matches the seal. A violation is reported at the commit
-  where the invariant first fails, i.e. it holds at every parent, so an edit on a branch is
-  reported once, at the edit, and not again at every merge that carries it;
-* "visible" uses every file ever present in an ancestor, so content that was added and deleted
-  again before another rater sealed still counts.
+Violation codes (stable; the rule function that reports each is named after it):
 
-Seal file format (auditable with coreutils: ``cd <study_dir> && sha256sum -c seals/<stem>.sha256``,
-which skips ``#`` lines)::
+======================== ==================================================================
+code                     rule
+======================== ==================================================================
+visible-at-seal          another rater's plaintext (score, copy or reconciliation) of an
+                         overlapping pass is in R's seal commit or its ancestry
+unproven-order           R's seal is not an ancestor of a commit adding another rater's
+                         plaintext of an overlapping pass, nor that commit of R's seal
+sealed-together          one commit adds the score content of two raters
+resealed                 a second seal point for one sheet, fixing other bytes
+duplicate-sheet          a second accepted file (or seal file) for one sheet
+stray-scores             a copy of scores outside its sheet's accepted file (any folder,
+                         extension or letter case; or a score table under the study dir)
+modified-after-seal      a later commit changes a sealed score file or its seal file
+deleted-after-seal       a sealed score file or seal file disappears
+digest-mismatch          the revealed bytes' SHA-256 differ from the digest seal
+unauthorized-author      a rater's files added or changed by an author outside their e-mails
+unsigned-commit          (sealing.py) require_signed and a seal/reveal lacks a good signature
+plan-changed-after-seal  locked keys, raters, security or the signers file changed after the
+                         first seal; or the plan at the first seal does not parse
+shallow-history          (sealing.py) the clone is shallow: nothing can be proven
+corrupt-seal             a malformed seal file, or one naming another sheet
+unknown-file             a study file name the plan cannot resolve (or in the wrong case)
+symlink                  a study file committed as a symbolic link
+======================== ==================================================================
 
-    <sha256 hex>  <score file name>
-    # aoven-git seal v1
-    # rater: cto
-    # pass: unblinded
-    # round: main
+A violation is reported once, at the first commit where it holds (it held at no parent), except
+the ordering rules, which are reported at the seal they concern.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from aoven_git import naming
-from aoven_git.history import Entry, History
+from aoven_git import ledger as ledger_mod
+from aoven_git.history import STAGED, Entry, History
+from aoven_git.ledger import Ledger, Plaintext, SheetRecord
 from aoven_git.model import Plan, Seal, SheetId, Violation
+from aoven_git.seals import FORCE_TRAILER, SealFile, parse_seal, sha256
 
-SEAL_MAGIC = "# aoven-git seal v1"
-FORCE_TRAILER = "Aoven-Force"
-SEAL_TRAILER = "Aoven-Seal"
-REVEAL_TRAILER = "Aoven-Reveal"
+Found = tuple[int, Violation]
 
-#: codes of SPEC §5.2, plus three for files the rules cannot interpret
-CODES = (
-    "visible-at-seal", "sealed-together", "modified-after-seal", "deleted-after-seal",
-    "digest-mismatch", "unauthorized-author", "unsigned-commit", "plan-changed-after-seal",
-    "shallow-history", "corrupt-seal", "unknown-file", "symlink",
-)
+#: the plan keys that are never locked by name but are always frozen at the first seal
+ALWAYS_FROZEN = ("locked", "raters", "security")
 
 
-# --------------------------------------------------------------------------- seal files
+# --------------------------------------------------------------------------- helpers
 
 
-@dataclass(frozen=True)
-class SealFile:
-    digest: str
-    filename: str
-    rater: str
-    pass_id: str
-    round_id: str
+def _v(led: Ledger, node: int, code: str, rater: str | None, message: str, path: str | None = None) -> Found:
+    return node, Violation(code, rater, led.nodes[node].sha, message, path)
 
 
-_FIRST = re.compile(r"^([0-9a-f]{64})  (\S[^\n]*)$")
-_META = re.compile(r"^# (rater|pass|round): (\S+)$")
+def overlap(plan: Plan, a: str, b: str) -> bool:
+    """Two passes overlap when they score a common condition."""
+    pa, pb = plan.pass_(a), plan.pass_(b)
+    return pa is not None and pb is not None and bool(set(pa.conditions) & set(pb.conditions))
 
 
-def format_seal(digest: str, filename: str, sheet: SheetId) -> bytes:
-    return (
-        f"{digest}  {filename}\n{SEAL_MAGIC}\n# rater: {sheet.rater}\n"
-        f"# pass: {sheet.pass_id}\n# round: {sheet.round_id}\n"
-    ).encode()
+def _concerns(plan: Plan, sid: SheetId, pt: Plaintext) -> bool:
+    return (pt.rater != sid.rater and pt.round_id == sid.round_id and pt.amendment == sid.amendment
+            and overlap(plan, sid.pass_id, pt.pass_id))
 
 
-def parse_seal(data: bytes) -> SealFile | tuple[int, str]:
-    """The seal, or (line, problem) for the first malformed line."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return 1, "seal file is not UTF-8"
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if not lines:
-        return 1, "seal file is empty"
-    first = _FIRST.match(lines[0])
-    if not first:
-        return 1, "first line must be `<64 lower-case hex digits>  <score file name>`"
-    if len(lines) < 2 or lines[1] != SEAL_MAGIC:
-        return 2, f"second line must be `{SEAL_MAGIC}`"
-    meta: dict[str, str] = {}
-    for n, line in enumerate(lines[2:], start=3):
-        m = _META.match(line)
-        if not m:
-            return n, "expected `# rater: …`, `# pass: …` or `# round: …`"
-        if m.group(1) in meta:
-            return n, f"`{m.group(1)}` given twice"
-        meta[m.group(1)] = m.group(2)
-    for key in ("rater", "pass", "round"):
-        if key not in meta:
-            return len(lines) + 1, f"missing `# {key}: …` line"
-    return SealFile(first.group(1), first.group(2), meta["rater"], meta["pass"], meta["round"])
+def _names(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def _where(led: Ledger, pts: list[Plaintext]) -> str:
+    shown = [f"{pt.path} ({'reconciliation' if pt.rater is None else pt.rater}, {led.short(pt.node)})"
+             for pt in pts[:3]]
+    return ", ".join(shown) + (f" and {len(pts) - 3} more" if len(pts) > 3 else "")
 
 
-# --------------------------------------------------------------------------- locked plan keys
-
-Locked = tuple[str, Any]  # ("absent", None) | ("error", message) | ("ok", (values, locked list))
+# --------------------------------------------------------------------------- file rules
 
 
-def locked_view(data: bytes | None) -> Locked:
-    """The plain data of every key the plan lists under `locked` (comments and layout do not
-    count: editing a comment after sealing is allowed)."""
-    if data is None:
-        return ("absent", None)
-    from aoven_git.yamlio import YamlError, load_yaml
-
-    try:
-        raw, _lines = load_yaml(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        return ("error", "plan is not UTF-8")
-    except YamlError as exc:
-        return ("error", f"line {exc.line}: {exc.message}" if exc.line else exc.message)
-    if not isinstance(raw, dict):
-        return ("error", "plan is not a YAML mapping")
-    locked = raw.get("locked") or []
-    if not isinstance(locked, list):
-        return ("error", "`locked` is not a list")
-    return ("ok", (raw, tuple(str(k) for k in locked)))
+def symlink(led: Ledger) -> Iterator[Found]:
+    for i, ev in enumerate(led.events):
+        for path, what in ev.items():
+            role = led.roles.get(path)
+            entry = led.nodes[i].state.get(path)
+            if what != "delete" and entry is not None and entry.symlink and role and \
+                    role.kind in ("score", "seal", "reconciliation"):
+                rater = role.sheet.rater if role.sheet and role.sheet.rater else None
+                yield _v(led, i, "symlink", rater,
+                         f"{path} is committed as a symbolic link; study files must be regular files", path)
 
 
-def locked_changes(old: Locked, new: Locked) -> list[str]:
-    """Human-readable differences between two locked views (empty: no locked change)."""
-    if old[0] != "ok" or new[0] != "ok":
-        if old == new:
-            return []
-        if new[0] == "absent":
-            return ["the plan file was deleted"]
-        if old[0] == "absent":
-            return ["the plan file was added"]
-        if new[0] == "error":
-            return [f"the plan no longer parses ({new[1]})"]
-        return [f"the plan was repaired from a broken version ({old[1]})"]
-    (old_raw, old_locked), (new_raw, new_locked) = old[1], new[1]
-    out = []
-    unlocked = [k for k in old_locked if k not in new_locked]
-    if unlocked:
-        out.append(f"removed from `locked`: {', '.join(unlocked)}")
-    for key in dict.fromkeys((*old_locked, *new_locked)):
-        if old_raw.get(key, _MISSING) != new_raw.get(key, _MISSING):
-            out.append(f"`{key}` changed")
+def unknown_file(led: Ledger) -> Iterator[Found]:
+    for path, role in led.roles.items():
+        if role.kind != "unknown":
+            continue
+        first = next(led.origins(path, "add", "modify"), None)
+        if first is not None:
+            code = "corrupt-seal" if "/seals/" in f"/{path}" and path.endswith(".sha256") else "unknown-file"
+            yield _v(led, first, code, None, f"{path}: {role.problem or 'not a file of this plan'}", path)
+
+
+def corrupt_seal(led: Ledger) -> Iterator[Found]:
+    from aoven_git import naming
+
+    for rec in led.sheets.values():
+        for sp in rec.seal_paths:
+            for i in led.origins(sp, "add", "modify"):
+                data = led.blob(i, sp)
+                parsed = parse_seal(data) if data is not None else (1, "seal file is too large to be one")
+                if isinstance(parsed, tuple):
+                    yield _v(led, i, "corrupt-seal", rec.id.rater, f"{sp}:{parsed[0]}: {parsed[1]}", sp)
+                    continue
+                got = (parsed.rater, parsed.pass_id, parsed.round_id)
+                want = (rec.id.rater, rec.id.pass_id, rec.id.round_id)
+                names = {naming.score_path(led.plan, rec.id).rsplit("/", 1)[1],
+                         *(p.rsplit("/", 1)[1] for p in rec.score_paths)}
+                if got != want:
+                    yield _v(led, i, "corrupt-seal", rec.id.rater, f"{sp}: names {'/'.join(got)} but its "
+                             f"file name is the seal of {'/'.join(want)}", sp)
+                elif parsed.filename not in names:
+                    yield _v(led, i, "corrupt-seal", rec.id.rater, f"{sp}:1: digest is for "
+                             f"{parsed.filename!r}, expected one of {sorted(names)}", sp)
+
+
+def stray_scores(led: Ledger) -> Iterator[Found]:
+    for s in led.strays:
+        whose = f"{s.sheet.rater}'s {s.sheet.pass_id}/{s.sheet.round_id} scores" if s.sheet else "scores"
+        problem = led.roles[s.path].problem
+        why = f" ({problem})" if problem else ""
+        yield _v(led, s.node, "stray-scores", s.sheet.rater if s.sheet else None,
+                 f"{s.path} holds or is named as a copy of {whose} outside the study's score files{why}: "
+                 "anyone can read it, and it counts as that rater's plaintext for the seal order", s.path)
+
+
+def duplicate_sheet(led: Ledger) -> Iterator[Found]:
+    for rec in led.sheets.values():
+        for paths, what in ((rec.score_paths, "score file"), (rec.seal_paths, "seal file")):
+            for extra in paths[1:]:
+                first = next(led.origins(extra, "add", "modify"), None)
+                if first is not None:
+                    yield _v(led, first, "duplicate-sheet", rec.id.rater,
+                             f"{extra} is a second {what} for {rec.id} besides {paths[0]}: a sheet has one "
+                             "file and one seal", extra)
+
+
+def resealed(led: Ledger) -> Iterator[Found]:
+    for rec in led.sheets.values():
+        for group in rec.groups()[1:]:
+            for p in group:
+                yield _v(led, p, "resealed", rec.id.rater,
+                         f"{rec.id} is sealed a second time with other bytes on a parallel line of history "
+                         f"(first seal {led.short(rec.primary)}): a sheet has one seal point", rec.path)
+
+
+# --------------------------------------------------------------------------- order rules
+
+
+def _together(led: Ledger) -> dict[int, list[str]]:
+    """Nodes where content seals of two or more raters land together."""
+    by_node: dict[int, set[str]] = {}
+    for rec in led.sheets.values():
+        for p in rec.points:
+            if rec.kinds[p] == "content":
+                by_node.setdefault(p, set()).add(rec.id.rater)
+    return {n: sorted(r) for n, r in by_node.items() if len(r) > 1}
+
+
+def sealed_together(led: Ledger) -> Iterator[Found]:
+    for node, raters in sorted(_together(led).items()):
+        nobody = "neither" if len(raters) == 2 else "none of them"
+        for r in raters:
+            yield _v(led, node, "sealed-together", r,
+                     f"one commit adds the score files of {_names(raters)}: {nobody} sealed before the "
+                     "others' scores were in the repository")
+
+
+@dataclass
+class _Order:
+    visible: dict[tuple[int, SheetId], list[Plaintext]] = field(default_factory=dict)
+    unproven: dict[tuple[int, SheetId], list[Plaintext]] = field(default_factory=dict)
+
+
+def _order_of(led: Ledger, rec: SheetRecord, pts: list[Plaintext], together: dict[int, list[str]],
+              out: _Order) -> None:
+    for group in rec.groups():
+        for pt in pts:
+            if any(led.before(p, pt.node) for p in group):
+                continue  # proven: the seal came first
+            if rec.id.rater in together.get(pt.node, ()) and pt.rater in together.get(pt.node, ()):
+                continue  # reported as sealed-together
+            seen = next((p for p in group if led.at_or_before(pt.node, p)), None)
+            if seen is not None:
+                out.visible.setdefault((seen, rec.id), []).append(pt)
+            else:
+                out.unproven.setdefault((group[0], rec.id), []).append(pt)
+
+
+def ordering(led: Ledger) -> _Order:
+    """For every seal, the plaintext it does not provably precede (computed once per ledger)."""
+    cached = getattr(led, "_order", None)
+    if cached is not None:
+        return cached
+    out = _Order()
+    together = _together(led)
+    for sid, rec in led.sheets.items():
+        _order_of(led, rec, [pt for pt in led.plaintext if _concerns(led.plan, sid, pt)], together, out)
+    led._order = out  # type: ignore[attr-defined]
     return out
 
 
-_MISSING = object()
+def visible_at_seal(led: Ledger) -> Iterator[Found]:
+    for (node, sid), pts in ordering(led).visible.items():
+        yield _v(led, node, "visible-at-seal", sid.rater,
+                 f"{sid.rater} sealed {sid.pass_id}/{sid.round_id} after other raters' scores of an "
+                 f"overlapping pass were in the history: {_where(led, pts)}", led.sheets[sid].path)
+
+
+def unproven_order(led: Ledger) -> Iterator[Found]:
+    for (node, sid), pts in ordering(led).unproven.items():
+        yield _v(led, node, "unproven-order", sid.rater,
+                 f"nothing proves {sid.rater} sealed {sid.pass_id}/{sid.round_id} before reading "
+                 f"{_where(led, pts)}: the seal is not an ancestor of that commit (a seal made on a branch "
+                 "from an older commit and merged later proves nothing)", led.sheets[sid].path)
+
+
+# --------------------------------------------------------------------------- sealed files
+
+
+def _content_ok(led: Ledger, rec: SheetRecord, path: str, entry: Entry) -> tuple[bool, str]:
+    if entry.symlink:
+        return True, ""  # reported once as `symlink` where the link is committed
+    if rec.kind == "digest" and rec.digest is not None:
+        data = led.hist.blobs.get(entry.blob)
+        if data is None:
+            return False, "its content could not be read (too large?)"
+        got = sha256(data)
+        if got == rec.digest.digest:
+            return True, ""
+        return False, f"SHA-256 {got[:12]}… differs from the sealed digest {rec.digest.digest[:12]}…"
+    if entry.blob == rec.first_content.get(path):
+        return True, ""
+    return False, "its bytes differ from the sealed version"
+
+
+def _sealed_file_problems(led: Ledger, rec: SheetRecord, i: int,
+                          present: dict[str, int]) -> Iterator[tuple[str, str, str]]:
+    node = led.nodes[i]
+    for sp, blob in rec.seal_blobs.items():
+        if led.hist.anc[i] & present.get(sp, 0):
+            e = node.state.get(sp)
+            if e is None:
+                yield sp, "deleted-after-seal", f"seal file {sp} of {rec.id} was deleted"
+            elif e.blob != blob:
+                yield sp, "modified-after-seal", f"seal file {sp} of {rec.id} was changed"
+    for cp in rec.score_paths:
+        if not led.hist.anc[i] & present.get(cp, 0):
+            continue
+        e = node.state.get(cp)
+        if e is None:
+            yield cp, "deleted-after-seal", f"sealed score file {cp} of {rec.id} was deleted"
+            continue
+        good, what = _content_ok(led, rec, cp, e)
+        if good:
+            continue
+        first_time = not any(led.hist.anc[q] & present.get(cp, 0) for q in node.parents)
+        if rec.kind == "digest" and first_time:
+            yield cp, "digest-mismatch", f"revealed {cp}: {what}"
+        else:
+            yield cp, "modified-after-seal", f"sealed score file {cp} of {rec.id} changed: {what}"
+
+
+def changed_after_seal(led: Ledger) -> Iterator[Found]:
+    """modified-after-seal, deleted-after-seal and digest-mismatch, each at the first commit where
+    the sealed state no longer holds (an offence carried by merges is not repeated)."""
+    present: dict[str, int] = {}
+    for i, n in enumerate(led.nodes):
+        for p in n.state:
+            present[p] = present.get(p, 0) | 1 << i
+    failing: dict[tuple[str, str], int] = {}
+    for i, n in enumerate(led.nodes):
+        for rec in led.sheets.values():
+            if not any(led.at_or_before(p, i) for p in rec.points):
+                continue
+            for path, code, msg in _sealed_file_problems(led, rec, i, present):
+                key = (path, "deleted" if code == "deleted-after-seal" else "content")
+                prev = failing.get(key, 0)
+                if not any(prev >> q & 1 for q in n.parents):
+                    yield _v(led, i, code, rec.id.rater, msg, path)
+                failing[key] = prev | 1 << i
+
+
+def unauthorized_author(led: Ledger) -> Iterator[Found]:
+    owner = {p: rec.id.rater for rec in led.sheets.values() for p in (*rec.score_paths, *rec.seal_paths)}
+    for i, ev in enumerate(led.events):
+        for r in sorted({owner[p] for p in ev if p in owner}):
+            rater = led.plan.rater(r)
+            emails = {e.lower() for e in rater.emails} if rater else set()
+            email = led.nodes[i].email
+            if emails and email.lower() not in emails:
+                touched = sorted(p for p in ev if owner.get(p) == r)
+                yield _v(led, i, "unauthorized-author", r,
+                         f"{', '.join(touched)} of {r} changed by {email or '(no email)'}, not one of {r}'s "
+                         f"emails as of the first seal ({', '.join(sorted(emails))})", touched[0])
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+View = tuple[str, Any]  # ("ok", protected data) | ("absent", None) | ("error", message)
+
+
+def plan_view(led: Ledger, node: int, frozen_keys: tuple[str, ...]) -> View:
+    from aoven_git.plan import MAX_PLAN_BYTES
+    from aoven_git.yamlio import YamlError, load_yaml
+
+    entry = led.nodes[node].state.get(led.plan_path)
+    if entry is None:
+        return ("absent", None)
+    data = led.hist.blobs.get(entry.blob)
+    if data is None:
+        return ("error", f"the plan is larger than the {MAX_PLAN_BYTES} bytes a plan may have")
+    try:
+        raw, _ = load_yaml(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return ("error", "the plan is not UTF-8")
+    except YamlError as exc:
+        return ("error", f"the plan no longer parses (line {exc.line}: {exc.message})")
+    if not isinstance(raw, dict):
+        return ("error", "the plan is not a YAML mapping")
+    signers = led.nodes[node].state.get(str(led.plan.security.allowed_signers or ""))
+    keys = tuple(dict.fromkeys((*frozen_keys, *ALWAYS_FROZEN)))
+    return ("ok", ({k: raw.get(k) for k in keys}, signers.blob if signers else None))
+
+
+def _view_changes(old: View, new: View) -> list[str]:
+    if new[0] != "ok":
+        return [str(new[1] or "the plan file was deleted")]
+    if old[0] != "ok":
+        return ["the plan at the first seal could not be read"]
+    (old_keys, old_signers), (new_keys, new_signers) = old[1], new[1]
+    out = []
+    unlocked = [str(k) for k in old_keys.get("locked") or [] if k not in (new_keys.get("locked") or [])]
+    if unlocked:
+        out.append(f"removed from `locked`: {', '.join(unlocked)}")
+    out += [f"`{k}` changed" for k in old_keys if k != "locked" and old_keys.get(k) != new_keys.get(k)]
+    if old_signers != new_signers:
+        out.append("the allowed-signers file changed")
+    return out
+
+
+def plan_changed_after_seal(led: Ledger) -> Iterator[Found]:
+    if not led.first_seals:
+        return
+    first = led.first_seals[0]
+    keys = tuple(str(k) for k in led.plan.locked)
+    frozen = plan_view(led, first, keys)
+    failing = 0
+    for i, n in enumerate(led.nodes):
+        if not led.after_first_seal(i):
+            continue
+        changes = _view_changes(frozen, plan_view(led, i, keys))
+        if not changes:
+            continue
+        if not any(failing >> q & 1 for q in n.parents):
+            yield _v(led, i, "plan-changed-after-seal", None,
+                     f"the plan changed after scoring began (first seal {led.short(first)}): "
+                     f"{'; '.join(changes)}", led.plan_path)
+        failing |= 1 << i
+
+
+#: every rule of verify-seal, by the code(s) it reports: a reader finds a code's rule here
+RULES: dict[str, Callable[[Ledger], Iterable[Found]]] = {
+    "symlink": symlink,
+    "unknown-file": unknown_file,
+    "corrupt-seal": corrupt_seal,
+    "stray-scores": stray_scores,
+    "duplicate-sheet": duplicate_sheet,
+    "resealed": resealed,
+    "sealed-together": sealed_together,
+    "visible-at-seal": visible_at_seal,
+    "unproven-order": unproven_order,
+    "modified-after-seal / deleted-after-seal / digest-mismatch": changed_after_seal,
+    "unauthorized-author": unauthorized_author,
+    "plan-changed-after-seal": plan_changed_after_seal,
+}
+
+
+# --------------------------------------------------------------------------- the hook's extra rule
+
+
+def unsealed_readers(led: Ledger, node: int) -> list[tuple[Plaintext, list[str]]]:
+    """Plaintext committed at `node` while a required rater of an overlapping pass has no seal
+    before it: those raters could read it before fixing their own scores. Not a violation in history
+    (they are pending; if they seal later, that seal is the violation), so only the hook refuses it,
+    unless the reveal is forced and recorded."""
+    out = []
+    for pt in (p for p in led.plaintext if p.node == node and p.kind != "stray"):
+        missing = []
+        for r in led.plan.required_raters:
+            if r.id == pt.rater:
+                continue
+            for p in led.plan.passes:
+                sid = SheetId(r.id, p.id, pt.round_id, pt.amendment)
+                rec = led.sheets.get(sid)
+                if overlap(led.plan, p.id, pt.pass_id) and not (
+                        rec and any(led.before(q, node) for q in rec.points)):
+                    missing.append(r.id)
+                    break
+        if missing:
+            out.append((pt, missing))
+    return out
 
 
 # --------------------------------------------------------------------------- report
@@ -178,15 +441,34 @@ class SealReport:
     pending: list[SheetId] = field(default_factory=list)
     forced_reveals: list[dict[str, str]] = field(default_factory=list)
     to_sign: list[tuple[str, str]] = field(default_factory=list)  # (commit, rater) needing a signature
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+    optional: frozenset[str] = frozenset()  # raters whose violations exclude them instead of blocking
     git_calls: int = 0
+    plan: Plan | None = None  # the plan the history was judged by (as of the first seal)
+    signers_blob: bytes | None = None  # the allowed-signers file as of the first seal
+
+    @property
+    def blocking(self) -> list[Violation]:
+        return [v for v in self.violations if v.rater is None or v.rater not in self.optional]
+
+    @property
+    def excluded(self) -> dict[str, list[str]]:
+        """Optional raters with violations: their sheets are left out of agreement and consensus."""
+        out: dict[str, list[str]] = {}
+        for v in self.violations:
+            if v.rater is not None and v.rater in self.optional:
+                out.setdefault(v.rater, [])
+                if v.code not in out[v.rater]:
+                    out[v.rater].append(v.code)
+        return out
 
     @property
     def ok(self) -> bool:
-        return not self.violations
+        return not self.blocking
 
     @property
     def status(self) -> Literal["complete", "pending", "violated"]:
-        if self.violations:
+        if self.blocking:
             return "violated"
         return "pending" if self.pending else "complete"
 
@@ -197,354 +479,149 @@ class SealReport:
             "commit": self.commit,
             "seals": [s.as_dict() for s in self.seals],
             "violations": [v.as_dict() for v in self.violations],
+            "excluded_raters": [{"rater": r, "codes": c} for r, c in self.excluded.items()],
             "pending": [{"rater": p.rater, "pass": p.pass_id, "round": p.round_id} for p in self.pending],
             "forced_reveals": self.forced_reveals,
+            "timeline": self.timeline,
         }
 
 
-# --------------------------------------------------------------------------- the rules
+def _reveals(led: Ledger, rec: SheetRecord) -> list[int]:
+    """Commits that first commit a digest-sealed sheet's plaintext (its reveals)."""
+    if rec.kind != "digest":
+        return []
+    out = set()
+    for cp in rec.score_paths:
+        present = 0
+        for i, n in enumerate(led.nodes):
+            if cp in n.state:
+                present |= 1 << i
+        for i in led.origins(cp, "add"):
+            if not any(led.hist.anc[q] & present for q in led.nodes[i].parents):
+                out.add(i)
+    return sorted(out)
 
 
-@dataclass
-class _Sheet:
-    id: SheetId
-    content: set[str] = field(default_factory=set)
-    seals: set[str] = field(default_factory=set)
+def _event(led: Ledger, node: int, what: str, sid: SheetId) -> dict[str, Any]:
+    return {"commit": led.nodes[node].sha, "event": what, "rater": sid.rater or None,
+            "pass": sid.pass_id, "round": sid.round_id, "amendment": sid.amendment}
 
 
-def _bits(mask: int) -> Iterable[int]:
-    while mask:
-        low = mask & -mask
-        yield low.bit_length() - 1
-        mask ^= low
+def _seals_and_timeline(led: Ledger, report: SealReport) -> None:
+    timeline: list[tuple[int, dict[str, Any]]] = []
+    for sid in sorted(led.sheets, key=lambda s: (led.sheets[s].primary, str(s))):
+        rec = led.sheets[sid]
+        reveals = _reveals(led, rec)
+        for i in reveals:
+            report.to_sign.append((led.nodes[i].sha, sid.rater))
+            timeline.append((i, _event(led, i, "reveal", sid)))
+            if any(v.lower().startswith("reveal") for v in led.hist.trailers(i, FORCE_TRAILER)):
+                report.forced_reveals.append({"rater": sid.rater, "pass": sid.pass_id, "round": sid.round_id,
+                                              "commit": led.nodes[i].sha})
+        for p in rec.points:
+            report.to_sign.append((led.nodes[p].sha, sid.rater))
+            timeline.append((p, _event(led, p, f"{rec.kinds[p]}-seal", sid)))
+        seal = Seal(sid.rater, sid.pass_id, sid.round_id, led.nodes[rec.primary].sha, rec.kind, rec.path)  # type: ignore[arg-type]
+        report.seals.append(SheetSeal(seal, led.nodes[reveals[0]].sha if reveals else None))
+    for pt in led.plaintext:
+        if pt.kind == "reconciliation":
+            sid = SheetId("", pt.pass_id, pt.round_id)
+            timeline.append((pt.node, _event(led, pt.node, "reconciliation", sid)))
+    timeline.sort(key=lambda t: (t[0], t[1]["event"], t[1]["rater"] or ""))
+    report.timeline = [e for _, e in timeline]
 
 
-def tracked(plan: Plan, plan_path: str, path: str) -> bool:
-    return path == plan_path or naming.classify(plan, path).kind != "other" or miscased(plan, path)
+def _pending(led: Ledger) -> list[SheetId]:
+    rounds = {led.plan.main_round.id, *(s.round_id for s in led.sheets),
+              *(pt.round_id for pt in led.plaintext)}
+    return [SheetId(r.id, p.id, rnd.id) for rnd in led.plan.rounds if rnd.id in rounds
+            for p in led.plan.passes for r in led.plan.required_raters
+            if SheetId(r.id, p.id, rnd.id) not in led.sheets]
 
 
-def miscased(plan: Plan, path: str) -> bool:
-    """A study-dir name that is a score, seal or reconciliation name but for letter case
-    (`Scores_CTO.md`). File names are case-sensitive, so the rules would otherwise ignore it,
-    while on a case-insensitive disk (macOS, Windows) it is the very file others read."""
-    prefix = plan.study_dir.rstrip("/") + "/"
-    if not path.startswith(prefix) or naming.classify(plan, path).kind != "other":
-        return False
-    parts = path[len(prefix):].lower().split("/")
-    if len(parts) == 2:
-        return parts[0] == naming.SEALS_DIR and parts[1].endswith(naming.SEAL_SUFFIX)
-    return len(parts) == 1 and parts[0].endswith(".md") and \
-        parts[0].startswith((naming.SCORE_PREFIX, naming.RECONCILIATION_STEM))
-
-
-def check(plan: Plan, hist: History, plan_path: str) -> SealReport:
-    """Every rule of SPEC §5.2 except signatures (which need git: see `to_sign`)."""
-    nodes, anc = hist.nodes, hist.anc
-    report = SealReport(hist.commit, git_calls=hist.git_calls)
-    found: list[tuple[int, Violation]] = []
-
-    def flag(node: int, code: str, rater: str | None, message: str, path: str | None = None) -> None:
-        found.append((node, Violation(code, rater, nodes[node].sha, message, path)))
-
-    # -- paths, classes, presence ----------------------------------------------------------
-    paths = sorted({p for n in nodes for p in n.state})
-    bit = {p: k for k, p in enumerate(paths)}
-    classes = {p: naming.classify(plan, p) for p in paths if p != plan_path}
-    ever: list[int] = []
-    for n in nodes:
-        m = 0
-        for p in n.state:
-            m |= 1 << bit[p]
-        for q in n.parents:
-            m |= ever[q]
-        ever.append(m)
-
-    def ever_in_parents(i: int, path: str) -> bool:
-        return any(ever[q] >> bit[path] & 1 for q in nodes[i].parents)
-
-    # origin events: the commit's entry differs from every parent's (merges that just carry a
-    # branch's change are not origins)
-    events: list[dict[str, str]] = []  # per node: path -> "add" | "modify" | "delete"
-    for n in nodes:
-        ev: dict[str, str] = {}
-        parent_states = [nodes[q].state for q in n.parents] or [{}]
-        keys = set(n.state).union(*parent_states)
-        for p in keys:
-            v = n.state.get(p)
-            olds = [s.get(p) for s in parent_states]
-            if all(o != v for o in olds):
-                ev[p] = "delete" if v is None else ("add" if all(o is None for o in olds) else "modify")
-        events.append(ev)
-
-    # -- sheets ------------------------------------------------------------------------------
-    sheets: dict[SheetId, _Sheet] = {}
-    recon: dict[tuple[str, str], set[str]] = {}
-    for p, c in classes.items():
-        if c.kind == "other":
-            first = next((i for i, ev in enumerate(events) if ev.get(p) in ("add", "modify")), None)
-            if first is not None and miscased(plan, p):
-                flag(first, "unknown-file", None,
-                     f"{p}: a study file name in the wrong letter case; names are case-sensitive "
-                     "(scores_<rater>….md, reconciliation….md, seals/scores_<rater>….sha256)", p)
-            continue
-        first = next((i for i, ev in enumerate(events) if ev.get(p) in ("add", "modify")), None)
-        if c.problem is not None or c.sheet is None:
-            if first is not None:
-                code = "corrupt-seal" if c.kind == "seal" else "unknown-file"
-                flag(first, code, None, f"{p}: {c.problem or 'not a file of this plan'}", p)
-            continue
-        if c.kind == "reconciliation":
-            recon.setdefault((c.sheet.pass_id, c.sheet.round_id), set()).add(p)
-            continue
-        sheet = sheets.setdefault(c.sheet, _Sheet(c.sheet))
-        (sheet.content if c.kind == "score" else sheet.seals).add(p)
-    for i, ev in enumerate(events):
-        for p, what in ev.items():
-            entry = nodes[i].state.get(p)
-            if what != "delete" and entry is not None and entry.symlink and p in classes \
-                    and classes[p].kind != "other":
-                flag(i, "symlink", classes[p].sheet.rater if classes[p].sheet else None,
-                     f"{p} is committed as a symbolic link; study files must be regular files", p)
-
-    # seal files: well-formed and naming the sheet their file name names
-    digests: dict[str, SealFile] = {}
-    for sheet in sheets.values():
-        for sp in sheet.seals:
-            for i, ev in enumerate(events):
-                if ev.get(sp) not in ("add", "modify"):
-                    continue
-                blob = nodes[i].state[sp].blob
-                if blob in digests:
-                    continue
-                parsed = parse_seal(hist.blobs.get(blob, b""))
-                if isinstance(parsed, tuple):
-                    flag(i, "corrupt-seal", sheet.id.rater, f"{sp}:{parsed[0]}: {parsed[1]}", sp)
-                    continue
-                expected = naming.score_path(plan, sheet.id).rsplit("/", 1)[1]
-                got = (parsed.rater, parsed.pass_id, parsed.round_id)
-                want = (sheet.id.rater, sheet.id.pass_id, sheet.id.round_id)
-                if got != want:
-                    flag(i, "corrupt-seal", sheet.id.rater,
-                         f"{sp}: names {'/'.join(got)} but its file name is the seal of {'/'.join(want)}", sp)
-                    continue
-                if parsed.filename != expected and parsed.filename not in {
-                        c.rsplit("/", 1)[1] for c in sheet.content}:
-                    flag(i, "corrupt-seal", sheet.id.rater,
-                         f"{sp}:1: digest is for {parsed.filename!r}, expected {expected!r}", sp)
-                    continue
-                digests[blob] = parsed
-
-    # -- seal points -------------------------------------------------------------------------
-    all_seal_points = 0
-    content_seal_raters: dict[int, set[str]] = {}
-    info: dict[SheetId, dict[str, Any]] = {}
-    for sid, sheet in sheets.items():
-        adds: dict[int, str] = {}  # node -> "content" | "digest"
-        for i, ev in enumerate(events):
-            kinds = {("content" if p in sheet.content else "digest") for p, w in ev.items()
-                     if w == "add" and (p in sheet.content or p in sheet.seals)}
-            if kinds:
-                adds[i] = "content" if "content" in kinds else "digest"
-        if not adds:
-            continue
-        mask = sum(1 << i for i in adds)
-        points = [i for i in adds if not (anc[i] & ~(1 << i) & mask)]
-        primary = min(points)
-        kind = adds[primary]
-        for s in points:
-            all_seal_points |= 1 << s
-            if adds[s] == "content":
-                content_seal_raters.setdefault(s, set()).add(sid.rater)
-        seal_blob = {sp: next(nodes[i].state[sp].blob for i, ev in enumerate(events) if ev.get(sp) == "add")
-                     for sp in sheet.seals if any(ev.get(sp) == "add" for ev in events)}
-        digest: SealFile | None = None
-        if kind == "digest":
-            sp0 = next(sp for sp in sorted(sheet.seals) if events[primary].get(sp) == "add")
-            digest = digests.get(nodes[primary].state[sp0].blob)
-            seal_path = sp0
-        else:
-            seal_path = next(cp for cp in sorted(sheet.content) if events[primary].get(cp) == "add")
-        first_blob = {cp: next(nodes[i].state[cp].blob for i, ev in enumerate(events) if ev.get(cp) == "add")
-                      for cp in sheet.content if any(ev.get(cp) == "add" for ev in events)}
-        info[sid] = {"points": points, "primary": primary, "kind": kind, "mask": sum(1 << s for s in points),
-                     "seal_blob": seal_blob, "digest": digest, "first_blob": first_blob, "path": seal_path,
-                     "adds": adds}
-
-    # -- sealed-together ---------------------------------------------------------------------
-    together: set[tuple[int, str]] = set()
-    for i, raters in sorted(content_seal_raters.items()):
-        if len(raters) > 1:
-            ordered = sorted(raters)
-            names = ", ".join(ordered[:-1]) + " and " + ordered[-1]
-            nobody = "neither" if len(ordered) == 2 else "none of them"
-            for r in ordered:
-                together.add((i, r))
-                flag(i, "sealed-together", r,
-                     f"one commit adds the score files of {names}: {nobody} sealed before the others' "
-                     "scores were in the repository")
-
-    # -- visible-at-seal ---------------------------------------------------------------------
-    def added_at(path: str, before: int) -> int:
-        return next(i for i, ev in enumerate(events) if ev.get(path) in ("add", "modify")
-                    and anc[before] >> i & 1)
-
-    for sid, d in info.items():
-        others = 0
-        for oid, other in sheets.items():
-            if oid.rater != sid.rater and (oid.pass_id, oid.round_id) == (sid.pass_id, sid.round_id):
-                for cp in other.content:
-                    others |= 1 << bit[cp]
-        for rp in recon.get((sid.pass_id, sid.round_id), ()):
-            others |= 1 << bit[rp]
-        for s in d["points"]:
-            seen = []
-            for k in _bits(ever[s] & others):
-                p = paths[k]
-                if not ever_in_parents(s, p) and classes[p].kind == "score" and classes[p].sheet \
-                        and d["adds"][s] == "content" and (s, classes[p].sheet.rater) in together:
-                    continue  # reported as sealed-together
-                seen.append(p)
-            if seen:
-                where = ", ".join(f"{p} (added in {nodes[added_at(p, s)].short})" for p in seen[:3])
-                more = f" and {len(seen) - 3} more" if len(seen) > 3 else ""
-                flag(s, "visible-at-seal", sid.rater,
-                     f"{sid.rater} sealed {sid.pass_id}/{sid.round_id} after other content of that pass "
-                     f"and round was in the history: {where}{more}", d["path"])
-
-    # -- modified / deleted / digest-mismatch (first failing commit only) --------------------
-    failing: dict[tuple[str, str], int] = {}  # (path, code) -> bitmask of failing nodes
-    for i, n in enumerate(nodes):
-        for sid, d in info.items():
-            if not anc[i] & d["mask"]:
-                continue
-            sheet = sheets[sid]
-            checks: list[tuple[str, str, str]] = []  # (path, code, message)
-            for sp, blob in d["seal_blob"].items():
-                if not ever[i] >> bit[sp] & 1:
-                    continue
-                e = n.state.get(sp)
-                if e is None:
-                    checks.append((sp, "deleted-after-seal", f"seal file {sp} of {sid} was deleted"))
-                elif e.blob != blob:
-                    checks.append((sp, "modified-after-seal", f"seal file {sp} of {sid} was changed"))
-            for cp in sheet.content:
-                if not ever[i] >> bit[cp] & 1:
-                    continue
-                e = n.state.get(cp)
-                if e is None:
-                    checks.append((cp, "deleted-after-seal", f"sealed score file {cp} of {sid} was deleted"))
-                    continue
-                good, what = _content_ok(e, d, cp, hist)
-                if good:
-                    continue
-                if d["kind"] == "digest" and not ever_in_parents(i, cp):
-                    checks.append((cp, "digest-mismatch", f"revealed {cp}: {what}"))
-                else:
-                    checks.append((cp, "modified-after-seal",
-                                   f"sealed score file {cp} of {sid} changed: {what}"))
-            for path, code, msg in checks:
-                # a mismatching reveal that stays as it is is one offence, not one per commit
-                key = (path, "deleted" if code == "deleted-after-seal" else "content")
-                prev = failing.get(key, 0)
-                if not any(prev >> q & 1 for q in n.parents):
-                    flag(i, code, sid.rater, msg, path)
-                failing[key] = prev | (1 << i)
-
-    # -- unauthorized-author -----------------------------------------------------------------
-    owner: dict[str, str] = {p: sid.rater for sid, s in sheets.items() for p in (*s.content, *s.seals)}
-    for i, ev in enumerate(events):
-        raters = sorted({owner[p] for p in ev if p in owner})
-        for r in raters:
-            rater = plan.rater(r)
-            emails = {e.lower() for e in rater.emails} if rater else set()
-            if emails and nodes[i].email.lower() not in emails:
-                touched = sorted(p for p in ev if owner.get(p) == r)
-                flag(i, "unauthorized-author", r,
-                     f"{', '.join(touched)} of {r} changed by {nodes[i].email or '(no email)'}, "
-                     f"not one of {r}'s emails ({', '.join(sorted(emails))})", touched[0])
-
-    # -- plan-changed-after-seal -------------------------------------------------------------
-    views: dict[str | None, Locked] = {}
-
-    def view(i: int) -> Locked:
-        e = nodes[i].state.get(plan_path)
-        key = e.blob if e else None
-        if key not in views:
-            views[key] = locked_view(hist.blobs.get(key) if key else None)
-        return views[key]
-
-    if all_seal_points:
-        for i, n in enumerate(nodes):
-            if not anc[i] & all_seal_points:
-                continue
-            own = nodes[i].state.get(plan_path)
-            is_point = bool(all_seal_points >> i & 1)
-            for q in n.parents or (None,):
-                theirs = nodes[q].state.get(plan_path) if q is not None else None
-                if own == theirs:
-                    continue
-                if not (is_point or (q is not None and anc[q] & all_seal_points)):
-                    continue
-                changes = locked_changes(view(q) if q is not None else ("absent", None), view(i))
-                if changes:
-                    first = nodes[min(_bits(anc[i] & all_seal_points))].short
-                    flag(i, "plan-changed-after-seal", None,
-                         f"locked plan changed after scoring began (first seal {first}): "
-                         f"{'; '.join(changes)}",
-                         plan_path)
-                    break
-
-    # -- seals, reveals, pending -------------------------------------------------------------
-    for sid in sorted(info, key=lambda s: (info[s]["primary"], str(s))):
-        d = info[sid]
-        reveal = None
-        if d["kind"] == "digest":
-            reveals = [i for i, ev in enumerate(events) for cp in sheets[sid].content
-                       if ev.get(cp) == "add" and not ever_in_parents(i, cp)]
-            for i in sorted(set(reveals)):
-                reveal = reveal or nodes[i].sha
-                report.to_sign.append((nodes[i].sha, sid.rater))
-                if any(v.lower().startswith("reveal") for v in hist.trailers(i, FORCE_TRAILER)):
-                    report.forced_reveals.append({"rater": sid.rater, "pass": sid.pass_id,
-                                                  "round": sid.round_id, "commit": nodes[i].sha})
-        for s in d["points"]:
-            report.to_sign.append((nodes[s].sha, sid.rater))
-        report.seals.append(SheetSeal(
-            Seal(sid.rater, sid.pass_id, sid.round_id, nodes[d["primary"]].sha, d["kind"], d["path"]),
-            reveal))
-
-    rounds = {plan.main_round.id} | {s.round_id for s in sheets} | {r for _, r in recon}
-    for rnd in plan.rounds:
-        if rnd.id not in rounds:
-            continue
-        for p in plan.passes:
-            for r in plan.required_raters:
-                sid = SheetId(r.id, p.id, rnd.id)
-                if sid not in info:
-                    report.pending.append(sid)
-
+def findings(led: Ledger) -> list[Found]:
+    """Every rule's violations, in history order, each reported once."""
+    found = [f for rule in dict.fromkeys(RULES.values()) for f in rule(led)]
     found.sort(key=lambda t: (t[0], t[1].code, t[1].rater or "", t[1].path or ""))
-    seen_v: set[tuple[str, str | None, str | None, str | None]] = set()
-    for _, v in found:
+    seen: set[tuple[str, str | None, str | None, str | None]] = set()
+    out = []
+    for node, v in found:
         key = (v.code, v.rater, v.commit, v.path)
-        if key not in seen_v:
-            seen_v.add(key)
-            report.violations.append(v)
+        if key not in seen:
+            seen.add(key)
+            out.append((node, v))
+    return out
+
+
+def judge(head_plan: Plan, hist: History, plan_path: str) -> tuple[Ledger, list[Found]]:
+    """The ledger under the plan as of the first seal (raters, e-mails, `required`, security).
+
+    The history is first read under the plan at the verified revision to find the first seal;
+    when the plan committed with it differs in anything that names files or people, the history is
+    read again under that plan: later edits cannot turn a violation into a clean result.
+    """
+    from aoven_git.errors import PlanError
+    from aoven_git.plan import parse_plan
+
+    led = ledger_mod.build(head_plan, plan_path, hist)
+    extra: list[Found] = []
+    if led.first_seals:
+        first = led.first_seals[0]
+        data = led.blob(first, plan_path)
+        try:
+            frozen = parse_plan(data, display=f"{plan_path}@{led.short(first)}") if data else None
+        except PlanError as exc:
+            frozen = None
+            extra.append(_v(led, first, "plan-changed-after-seal", None, "the plan committed with the first "
+                            f"seal cannot be read: {exc.message}", plan_path))
+        if frozen is not None and frozen.raw != head_plan.raw:
+            led = ledger_mod.build(frozen, plan_path, hist)
+    led.head_plan = head_plan
+    return led, extra
+
+
+def check(head_plan: Plan, hist: History, plan_path: str) -> SealReport:
+    """Every rule over the history (signatures are checked by sealing.py: see `to_sign`)."""
+    led, extra = judge(head_plan, hist, plan_path)
+    report = SealReport(hist.commit, git_calls=hist.git_calls, plan=led.plan)
+    report.optional = frozenset(r.id for r in led.plan.raters if not r.required)
+    report.violations = [v for _, v in sorted([*extra, *findings(led)], key=lambda t: t[0])]
+    _seals_and_timeline(led, report)
+    report.pending = _pending(led)
+    signers = led.plan.security.allowed_signers
+    if signers and led.nodes:
+        report.signers_blob = led.blob(led.first_seals[0] if led.first_seals else len(led.nodes) - 1, signers)
     return report
 
 
-def _content_ok(e: Entry, d: dict[str, Any], cp: str, hist: History) -> tuple[bool, str]:
-    if e.symlink:
-        return True, ""  # reported once as `symlink` where the link is committed
-    digest: SealFile | None = d["digest"]
-    if d["kind"] == "digest" and digest is not None:
-        data = hist.blobs.get(e.blob)
-        if data is None:
-            return False, "its content could not be read"
-        got = sha256(data)
-        if got == digest.digest:
-            return True, ""
-        return False, f"SHA-256 {got[:12]}… differs from the sealed digest {digest.digest[:12]}…"
-    if e.blob == d["first_blob"].get(cp):
-        return True, ""
-    return False, "its bytes differ from the sealed version"
+def check_staged(head_plan: Plan, hist: History, plan_path: str, *, forced: bool = False) -> list[Violation]:
+    """The rules for the commit the hook is asked to allow (the last node of a staged history):
+    the same rules as verify-seal, at that node only, plus `unsealed_readers` unless forced."""
+    led, extra = judge(head_plan, hist, plan_path)
+    staged = len(led.nodes) - 1
+    assert led.nodes[staged].sha == STAGED
+    out = [v for node, v in [*extra, *findings(led)] if node == staged]
+    if not forced:
+        for pt, missing in unsealed_readers(led, staged):
+            out.append(Violation("unsealed-readers", pt.rater, STAGED, _premature(led, pt, missing), pt.path))
+    return out
+
+
+def _premature(led: Ledger, pt: Plaintext, missing: list[str]) -> str:
+    from aoven_git import naming
+
+    what = "the reconciliation" if pt.rater is None else f"{pt.rater}'s {pt.pass_id}/{pt.round_id} scores"
+    head = (f"{what} cannot be committed yet: required rater(s) {_names(missing)} have not sealed an "
+            f"overlapping pass in HEAD and could read them before fixing their own.")
+    if pt.rater is None:
+        return head + " Wait until everyone has sealed and revealed."
+    sheet = SheetId(pt.rater, pt.pass_id, pt.round_id)
+    args = f"--rater {pt.rater}" + ("" if pt.pass_id == led.plan.primary_pass.id else f" --pass {pt.pass_id}")
+    if sheet in led.sheets and any(led.before(p, len(led.nodes) - 1) for p in led.sheets[sheet].points):
+        return head + f" {pt.rater} has sealed: wait until they have too, then run `aoven-git reveal {args}`."
+    seal_file = naming.seal_path(led.plan, sheet)
+    return (head + f" Seal with a digest instead (`aoven-git seal {args}` commits only {seal_file}), "
+            "and reveal once everyone has sealed.")
+
+
+__all__ = ["RULES", "SealFile", "SealReport", "SheetSeal", "check", "check_staged", "overlap"]

@@ -1,115 +1,121 @@
-"""Seal, reveal and verify: the I/O around the pure rules of `seal_rules`.
+"""Seal, reveal and verify: the I/O around the pure rules of `seal_rules` (docs/sealing.md).
 
-`verify` reads everything from commits (the plan too, as committed at the verified revision),
-so what it checks is what a reviewer of that revision sees, not a local work tree.
+`verify` reads everything from commits (the plan too, as committed at the verified revision and at
+the first seal), so what it checks is what a reviewer of that revision sees, not a local work tree.
 """
 
 from __future__ import annotations
 
 import secrets
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from aoven_git import gitio, naming
 from aoven_git.errors import CannotVerify, FindingsError, PlanError, UsageError
 from aoven_git.model import Plan, SheetId, Violation
-from aoven_git.seal_rules import (
+from aoven_git.seal_rules import SealReport, check, overlap
+from aoven_git.seals import (
+    FORCE_ENV,
     FORCE_TRAILER,
     REVEAL_TRAILER,
     SEAL_TRAILER,
-    SealReport,
-    check,
     format_seal,
     parse_seal,
     sha256,
-    tracked,
 )
-
-#: environment variable `reveal --force` sets for its own commit so the pre-commit hook lets the
-#: recorded override through (the commit carries an `Aoven-Force: reveal` trailer)
-FORCE_ENV = "AOVEN_GIT_FORCE"
-
 
 # --------------------------------------------------------------------------- verify
 
 
+def _commit_of(root: Path, rev: str) -> str:
+    commit = gitio.resolve_commit(root, rev)
+    if commit is not None:
+        return commit
+    kind = gitio.describe_non_commit(root, rev)
+    if kind is not None:
+        raise UsageError(f"--rev {rev!r} names a {kind}, not a commit: give a commit, branch or tag")
+    if rev == "HEAD":
+        raise UsageError("HEAD has no commit yet (a new repository or an unborn branch): "
+                         "commit the plan first, or name a commit with --rev")
+    raise UsageError(f"unknown revision {rev!r} (no such commit, branch or tag)")
+
+
+def committed_plan(root: Path, plan_path: str, commit: str) -> Plan:
+    """The plan as committed at `commit` (size-capped before parsing)."""
+    from aoven_git.plan import parse_plan
+
+    blob = gitio.cat_file(root, [f"{commit}:{plan_path}"]).get(f"{commit}:{plan_path}")
+    if blob is None or blob[0] != "blob":
+        raise PlanError(f"the plan is not committed at {commit[:10]}: commit it before scoring",
+                        path=plan_path)
+    return parse_plan(blob[1], display=f"{plan_path}@{commit[:10]}")
+
+
 def verify(root: Path, plan_path: str, rev: str = "HEAD") -> SealReport:
-    """Check SPEC §5.2 on the history of `rev`; the plan is read from that commit."""
+    """Check the sealing rules on the history of `rev`; the plan is read from that commit."""
+    from aoven_git import ledger
+    from aoven_git.history import read_history
+    from aoven_git.plan import MAX_PLAN_BYTES
+
     top = gitio.find_root(root)
     if top is None:
         raise CannotVerify(f"{root} is not inside a git repository: nothing to verify")
     root = top
-    commit = gitio.resolve_commit(root, rev)
     if gitio.is_shallow(root):
-        report = SealReport(commit)
+        report = SealReport(gitio.resolve_commit(root, rev))
         report.violations.append(Violation(
-            "shallow-history", None, commit,
+            "shallow-history", None, report.commit,
             "the clone is shallow, so ancestry cannot be checked: run `git fetch --unshallow` "
             "(in GitHub Actions: actions/checkout with fetch-depth: 0)"))
         return report
-    if commit is None:
-        kind = gitio.describe_non_commit(root, rev)
-        if kind is not None:
-            raise UsageError(f"--rev {rev!r} names a {kind}, not a commit: give a commit, branch or tag")
-        if rev == "HEAD":
-            raise UsageError("HEAD has no commit yet (a new repository or an unborn branch): "
-                             "commit the plan first, or name a commit with --rev")
-        raise UsageError(f"unknown revision {rev!r} (no such commit, branch or tag)")
-    blob = gitio.cat_file(root, [f"{commit}:{plan_path}"]).get(f"{commit}:{plan_path}")
-    if blob is None or blob[0] != "blob":
-        raise PlanError(f"the plan is not committed at {rev} ({commit[:10]}): commit it before scoring",
-                        path=plan_path)
-    from aoven_git.plan import parse_plan
-
-    plan = parse_plan(blob[1], display=f"{plan_path}@{commit[:10]}")
-
-    from aoven_git.history import read_history
-
-    def want(path: str) -> bool:
-        return path == plan_path or naming.classify(plan, path).kind in ("score", "seal")
-
-    hist = read_history(str(root), commit, study_dir=plan.study_dir, plan_path=plan_path,
-                        track=lambda p: tracked(plan, plan_path, p), want_blob=want)
+    commit = _commit_of(root, rev)
+    plan = committed_plan(root, plan_path, commit)
+    hist = read_history(str(root), commit, pathspecs=ledger.pathspecs(plan, plan_path),
+                        track=lambda p: ledger.tracked(plan, plan_path, p),
+                        want_blob=ledger.want_blob(plan, plan_path, MAX_PLAN_BYTES))  # type: ignore[arg-type]
     report = check(plan, hist, plan_path)
-    report.git_calls += 4  # show-toplevel, rev-parse, is-shallow, plan blob
-    if plan.security.require_signed:
-        _check_signatures(root, plan, commit, report)
+    report.git_calls += 4  # find root, shallow, rev-parse, plan blob
+    judged = report.plan or plan
+    if judged.security.require_signed:
+        signers = str(judged.security.allowed_signers)
+        if gitio.cat_file(root, [f"{commit}:{signers}"]).get(f"{commit}:{signers}") is None:
+            raise PlanError(f"security.allowed_signers: {signers} is not committed at {commit[:10]}; "
+                            "commit the allowed-signers file with the plan", path=plan_path)
+        _check_signatures(root, judged, report)
     return report
 
 
-def _check_signatures(root: Path, plan: Plan, commit: str, report: SealReport) -> None:
-    signers_path = plan.security.allowed_signers or ""
-    obj = gitio.cat_file(root, [f"{commit}:{signers_path}"]).get(f"{commit}:{signers_path}")
-    if obj is None or obj[0] != "blob":
-        raise PlanError(f"security.allowed_signers: {signers_path} is not committed at {commit[:10]}",
-                        path=plan.path)
-    with tempfile.TemporaryDirectory(prefix="aoven-signers-") as tmp:
-        signers = Path(tmp) / "allowed_signers"
-        signers.write_bytes(obj[1])
-        for sha, rater_id in dict.fromkeys(report.to_sign):
-            ok, text = gitio.verify_commit(root, sha, signers)
-            rater = plan.rater(rater_id)
-            emails = {e.lower() for e in rater.emails} if rater else set()
-            signer = _ssh_principal(text)
-            if not ok:
-                why = text.splitlines()[-1] if text else "no signature"
-                report.violations.append(Violation(
-                    "unsigned-commit", rater_id, sha,
-                    f"seal/reveal commit of {rater_id} has no good signature: {why}"))
-            elif signer is not None and emails and signer.lower() not in emails:
-                report.violations.append(Violation(
-                    "unsigned-commit", rater_id, sha,
-                    f"seal/reveal commit of {rater_id} is signed by {signer}, "
-                    f"not by one of {rater_id}'s emails"))
-
-
-def _ssh_principal(text: str) -> str | None:
-    marker = 'Good "git" signature for '
-    for line in text.splitlines():
-        if marker in line:
-            return line.split(marker, 1)[1].split(" with ", 1)[0].strip()
-    return None
+def _check_signatures(root: Path, plan: Plan, report: SealReport) -> None:
+    """`unsigned-commit` for every seal and reveal without a good signature by its rater, under the
+    allowed-signers file as it was committed at the first seal (one git call for all commits)."""
+    signers = report.signers_blob
+    if signers is None:
+        for sha, rater in dict.fromkeys(report.to_sign):
+            report.violations.append(Violation(
+                "unsigned-commit", rater, sha,
+                f"security.allowed_signers ({plan.security.allowed_signers}) is not committed at the first "
+                "seal: no signature can be checked"))
+        return
+    path = gitio.write_temp(signers, "aoven-signers-")
+    try:
+        status = gitio.signatures(root, [sha for sha, _ in report.to_sign], path)
+    finally:
+        path.unlink(missing_ok=True)
+    report.git_calls += 1
+    for sha, rater_id in dict.fromkeys(report.to_sign):
+        code, signer = status.get(sha, ("N", ""))
+        rater = plan.rater(rater_id)
+        emails = {e.lower() for e in rater.emails} if rater else set()
+        if code != "G":
+            why = {"N": "no signature", "U": "signed by a key that is not in the allowed signers",
+                   "B": "bad signature"}.get(code, f"signature status {code}")
+            report.violations.append(Violation(
+                "unsigned-commit", rater_id, sha,
+                f"seal/reveal commit of {rater_id} has no good signature: {why}"))
+        elif emails and signer.lower() not in emails:
+            report.violations.append(Violation(
+                "unsigned-commit", rater_id, sha,
+                f"seal/reveal commit of {rater_id} is signed by {signer}, not by one of {rater_id}'s emails"))
 
 
 # --------------------------------------------------------------------------- seal / reveal
@@ -126,19 +132,7 @@ def target(plan: Plan, rater: str | None, pass_id: str | None, round_id: str | N
            file: str | None = None) -> Target:
     """Which sheet the user means, from --rater/--pass/--round or a score file path."""
     if file is not None:
-        c = naming.classify(plan, file)
-        if c.kind == "other" and not file.startswith(plan.study_dir.rstrip("/") + "/"):
-            raise UsageError(f"{file} is outside the study dir {plan.study_dir}/: "
-                             "only score files there are sealed")
-        if c.kind != "score":
-            raise UsageError(f"{file} is not a score file "
-                             f"(scores_<rater>[_<round>][_<pass>].md in {plan.study_dir}/)")
-        if c.sheet is None:
-            raise UsageError(c.problem or f"{file} names no rater of the plan")
-        sheet = c.sheet
-        if rater and rater != sheet.rater:
-            raise UsageError(f"{file} belongs to rater {sheet.rater}, not {rater}")
-        return Target(sheet, file, naming.seal_path(plan, sheet))
+        return _target_of_file(plan, rater, file)
     if not rater:
         raise UsageError("say which rater: --rater ID (or give the score file)")
     if plan.rater(rater) is None:
@@ -151,6 +145,21 @@ def target(plan: Plan, rater: str | None, pass_id: str | None, round_id: str | N
         raise UsageError(f"unknown round {r!r} (plan rounds: {', '.join(x.id for x in plan.rounds)})")
     sheet = SheetId(rater, p, r)
     return Target(sheet, naming.score_path(plan, sheet), naming.seal_path(plan, sheet))
+
+
+def _target_of_file(plan: Plan, rater: str | None, file: str) -> Target:
+    c = naming.classify(plan, file)
+    if not file.startswith(plan.study_dir.rstrip("/") + "/"):
+        raise UsageError(f"{file} is outside the study dir {plan.study_dir}/: "
+                         "only score files there are sealed")
+    if c.kind != "score":
+        raise UsageError(f"{file} is not a score file "
+                         f"(scores_<rater>[_<round>][_<pass>].md in {plan.study_dir}/)")
+    if c.sheet is None:
+        raise UsageError(c.problem or f"{file} names no rater of the plan")
+    if rater and rater != c.sheet.rater:
+        raise UsageError(f"{file} belongs to rater {c.sheet.rater}, not {rater}")
+    return Target(c.sheet, file, naming.seal_path(plan, c.sheet))
 
 
 def _read_regular(root: Path, rel: str) -> bytes:
@@ -173,8 +182,60 @@ def _check_identity(root: Path, plan: Plan, rater_id: str, what: str) -> None:
             f"Set it with `git config user.email …` first.")
 
 
-def _sealed_in_head(head: dict[str, bytes], plan: Plan, sheet: SheetId) -> bool:
-    return naming.seal_path(plan, sheet) in head or naming.score_path(plan, sheet) in head
+def readable_before_seal(plan: Plan, sheet: SheetId, head_paths: list[str]) -> list[str]:
+    """Files in HEAD that hold another rater's scores of an overlapping pass of the sheet's round (or
+    a reconciliation of one): sealing now could only be a visible-at-seal violation."""
+    out = []
+    for path in head_paths:
+        c = naming.classify(plan, path)
+        other = c.sheet if c.kind in ("score", "stray") else None
+        if other is None and c.kind == "stray":
+            other = naming.stray_owner(plan, path.rsplit("/", 1)[-1])
+        if c.kind == "reconciliation" and c.sheet is not None:
+            other = SheetId("", c.sheet.pass_id, c.sheet.round_id)
+        if other is not None and other.rater != sheet.rater and other.round_id == sheet.round_id \
+                and overlap(plan, other.pass_id, sheet.pass_id):
+            out.append(path)
+    return out
+
+
+def readiness_problems(plan: Plan, sheet: SheetId, head_paths: set[str]) -> list[str]:
+    """Why the plan may not be frozen yet: the first seal freezes it, so the round's questions must
+    be written and every response of the pass committed."""
+    from aoven_git.coverage import PLACEHOLDER
+
+    rnd, p = plan.round_(sheet.round_id), plan.pass_(sheet.pass_id)
+    if rnd is None or p is None:
+        return []
+    out = [f"question {q} still has a placeholder text ({plan.question(q).text!r}): write it before "  # type: ignore[union-attr]
+           "anyone seals" for q in rnd.questions if PLACEHOLDER.match(plan.question(q).text)]  # type: ignore[union-attr]
+    missing = [f"{plan.study_dir}/{plan.response_path(c, q, stripped=p.stripped)}"
+               for q in rnd.questions for c in p.conditions
+               if f"{plan.study_dir}/{plan.response_path(c, q, stripped=p.stripped)}" not in head_paths]
+    if missing:
+        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+        hint = " (run `aoven-git strip-markers` and commit the copies)" if p.stripped else ""
+        out.append(f"responses of pass {p.id} are not committed: {shown}{hint}")
+    return out
+
+
+def _refuse_unready(root: Path, plan: Plan, tgt: Target, plan_path: str) -> None:
+    head = gitio.head_commit(root)
+    head_paths = [p for p, _, _ in gitio.tree_entries(root, head)] if head else []
+    if plan_path not in head_paths:
+        raise FindingsError(f"the plan ({plan_path}) is not committed: commit the plan and the responses "
+                            "before anyone seals (the first seal freezes the plan)")
+    problems = readiness_problems(plan, tgt.sheet, set(head_paths))
+    if problems:
+        raise FindingsError("the plan is not ready to be frozen by a first seal (nothing was changed):\n  "
+                            + "\n  ".join(problems))
+    seen = readable_before_seal(plan, tgt.sheet, head_paths)
+    if seen:
+        raise FindingsError(
+            f"other raters' scores of an overlapping pass are already in HEAD ({', '.join(seen[:3])}): a "
+            f"seal now could only be a visible-at-seal violation, since {tgt.sheet.rater} could have read "
+            "them. "
+            "Nothing was changed.")
 
 
 @dataclass(frozen=True)
@@ -186,41 +247,52 @@ class SealResult:
     unstaged: bool = False  # the plaintext score file had been `git add`ed and was taken out again
 
 
-def seal(root: Path, plan: Plan, tgt: Target, *, commit: bool = True) -> SealResult:
+def seal(root: Path, plan: Plan, tgt: Target, *, commit: bool = True,
+         plan_path: str = "aoven.yaml") -> SealResult:
     """Validate the score file, write a fresh nonce into it, write and commit (or stage) its seal.
 
-    Refuses, changing nothing, when the file is invalid, a link, already committed or already sealed.
+    Refuses, changing nothing, when the file is invalid, a link, already committed or already sealed,
+    when the plan is not ready to be frozen, or when another rater's scores are already readable.
     """
     head = gitio.head_blobs(root, [tgt.score, tgt.seal])
     if tgt.score in head:
         raise FindingsError(f"{tgt.score} is already committed: its content is public and was sealed by "
                             "that commit (content seal); there is nothing left to seal")
     if tgt.seal in head:
-        raise FindingsError(f"{tgt.seal} is already committed: {tgt.sheet} is sealed. "
-                            f"Reveal it with `aoven-git reveal --rater {tgt.sheet.rater}` "
-                            "once everyone has sealed")
+        raise FindingsError(f"{tgt.seal} is already committed: {tgt.sheet} is sealed. Reveal it with "
+                            f"`aoven-git reveal --rater {tgt.sheet.rater}` once everyone has sealed")
     data = _read_regular(root, tgt.score)
+    _refuse_unready(root, plan, tgt, plan_path)
     if commit:
         _check_identity(root, plan, tgt.sheet.rater, "seal")
+    sealed = _sealed_bytes(root, plan, tgt, data)
+    return _write_and_commit(root, tgt, data, sealed, commit, head)
+
+
+def _sealed_bytes(root: Path, plan: Plan, tgt: Target, data: bytes) -> bytes:
     from aoven_git.scorefile import set_front_matter
     from aoven_git.validation import validate_sources
 
-    nonce = secrets.token_hex(16)
-    sealed = set_front_matter(data, nonce=nonce)
+    sealed = set_front_matter(data, nonce=secrets.token_hex(16))
     report = validate_sources(plan, {tgt.score: sealed}, root=root)
     if not report.ok:
-        lines = [f"  {f.path}:{f.line or 1}: {f.code}: {f.message}"
-                 for fr in report.files for f in fr.errors]
+        lines = [f"  {f.path}:{f.line or 1}: {f.code}: {f.message}" for fr in report.files for f in fr.errors]
         raise FindingsError(f"{tgt.score} is not valid; fix it before sealing (nothing was changed):\n"
                             + "\n".join(lines))
-    digest = sha256(sealed)
-    name = tgt.score.rsplit("/", 1)[1]
+    return sealed
+
+
+def _write_and_commit(root: Path, tgt: Target, data: bytes, sealed: bytes, commit: bool,
+                      head: dict[str, bytes]) -> SealResult:
     score_file, seal_file = root / tgt.score, root / tgt.seal
     old_seal = seal_file.read_bytes() if seal_file.exists() else None
     score_file.write_bytes(sealed)
-    seal_file.parent.mkdir(parents=True, exist_ok=True)
-    seal_file.write_bytes(format_seal(digest, name, tgt.sheet))
     try:
+        stored = gitio.stored_bytes(root, tgt.score)  # what git will store, after eol conversion
+        digest = sha256(stored)
+        nonce = _nonce_of(sealed)
+        seal_file.parent.mkdir(parents=True, exist_ok=True)
+        seal_file.write_bytes(format_seal(digest, tgt.score.rsplit("/", 1)[1], tgt.sheet))
         gitio.add(root, [tgt.seal])
         sha = None
         if commit:
@@ -245,6 +317,12 @@ def seal(root: Path, plan: Plan, tgt: Target, *, commit: bool = True) -> SealRes
     return SealResult(tgt, digest, nonce, sha, unstaged)
 
 
+def _nonce_of(data: bytes) -> str:
+    from aoven_git.scorefile import front_matter
+
+    return str(front_matter(data).get("nonce", ""))
+
+
 @dataclass(frozen=True)
 class RevealResult:
     target: Target
@@ -253,14 +331,29 @@ class RevealResult:
     unsealed: tuple[str, ...]
 
 
+def _missing_seals(plan: Plan, sheet: SheetId, head_paths: set[str]) -> tuple[str, ...]:
+    """Required raters who have not sealed every pass overlapping the sheet's, in HEAD."""
+    out = []
+    for r in plan.required_raters:
+        if r.id == sheet.rater:
+            continue
+        for p in plan.passes:
+            other = SheetId(r.id, p.id, sheet.round_id)
+            if overlap(plan, p.id, sheet.pass_id) and naming.seal_path(plan, other) not in head_paths \
+                    and naming.score_path(plan, other) not in head_paths:
+                out.append(r.id)
+                break
+    return tuple(out)
+
+
 def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False) -> RevealResult:
-    """Commit the plaintext score file once every required rater of its pass and round has sealed
-    in HEAD and its bytes match the digest. `force` overrides only the first condition and is
-    recorded in the commit (`Aoven-Force: reveal`)."""
+    """Commit the plaintext score file once every required rater has sealed every overlapping pass
+    in HEAD and its bytes (as git stores them) match the digest. `force` overrides only the first
+    condition and is recorded in the commit (`Aoven-Force: reveal`)."""
     s = tgt.sheet
-    others = [naming.seal_path(plan, SheetId(r.id, s.pass_id, s.round_id)) for r in plan.required_raters]
-    others += [naming.score_path(plan, SheetId(r.id, s.pass_id, s.round_id)) for r in plan.required_raters]
-    head = gitio.head_blobs(root, [tgt.score, tgt.seal, *others])
+    head_commit = gitio.head_commit(root)
+    head_paths = {p for p, _, _ in gitio.tree_entries(root, head_commit)} if head_commit else set()
+    head = gitio.head_blobs(root, [tgt.score, tgt.seal])
     if tgt.score in head:
         raise FindingsError(f"{tgt.score} is already committed (revealed)")
     if tgt.seal not in head:
@@ -269,40 +362,30 @@ def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False) -> Revea
     parsed = parse_seal(head[tgt.seal])
     if isinstance(parsed, tuple):
         raise FindingsError(f"{tgt.seal}:{parsed[0]}: corrupt seal file: {parsed[1]}")
-    data = _read_regular(root, tgt.score)
-    got = sha256(data)
+    _read_regular(root, tgt.score)
+    got = sha256(gitio.stored_bytes(root, tgt.score))
     if got != parsed.digest:
         raise FindingsError(f"{tgt.score} changed since it was sealed (SHA-256 {got[:12]}… ≠ sealed "
-                            f"{parsed.digest[:12]}…): reveal the exact sealed bytes; "
-                            "changes belong in an amendment")
-    missing = tuple(r.id for r in plan.required_raters
-                    if r.id != s.rater
-                    and not _sealed_in_head(head, plan, SheetId(r.id, s.pass_id, s.round_id)))
+                            f"{parsed.digest[:12]}…): reveal the exact sealed bytes; changes belong in "
+                            "an amendment")
+    missing = _missing_seals(plan, s, head_paths)
     if missing and not force:
-        raise FindingsError(f"not every required rater of {s.pass_id}/{s.round_id} has sealed in HEAD "
-                            f"(missing: {', '.join(missing)}); revealing now would let them read "
-                            "your scores. "
-                            "Wait, merge their seals, or override with --force (recorded in the commit)")
+        raise FindingsError(
+            f"not every required rater has sealed the passes overlapping {s.pass_id}/{s.round_id} in HEAD "
+            f"(missing: {', '.join(missing)}); revealing now would let them read your scores. "
+            "Wait (pull their seals), or override with --force (recorded in the commit)")
     _check_identity(root, plan, s.rater, "reveal")
     message = (f"Reveal {s.rater}'s {s.pass_id}/{s.round_id} scores\n\n"
                f"{REVEAL_TRAILER}: {s.rater}/{s.pass_id}/{s.round_id}\n")
     if missing:
         message += f"{FORCE_TRAILER}: reveal (unsealed: {', '.join(missing)})\n"
     gitio.add(root, [tgt.score])
-    import os
-
-    old = os.environ.get(FORCE_ENV)
-    if missing:
-        os.environ[FORCE_ENV] = "reveal"
     try:
-        sha = gitio.commit_only(root, [tgt.score], message)
+        sha = gitio.commit_only(root, [tgt.score], message, env={FORCE_ENV: "reveal"} if missing else None)
     except Exception:
         gitio.run_git(["reset", "-q", "--", tgt.score], root, check=False)
         raise
-    finally:
-        if missing:
-            if old is None:
-                os.environ.pop(FORCE_ENV, None)
-            else:
-                os.environ[FORCE_ENV] = old
     return RevealResult(tgt, sha, bool(missing), missing)
+
+
+__all__ = ["FORCE_ENV", "Target", "reveal", "seal", "target", "verify"]

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aoven_git.model import SheetId
-from aoven_git.seal_rules import format_seal, sha256
+from aoven_git.seals import format_seal, sha256
 
 RUNS = 15
 TEMPLATE = Path(__file__).resolve().parents[1] / "aoven_git" / "templates" / "aoven.yaml"

@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aoven_git.gitio import log_raw
 from aoven_git.model import SheetId
-from aoven_git.seal_rules import format_seal, sha256
 from aoven_git.sealing import verify
+from aoven_git.seals import format_seal, sha256
 
 PLAN = """\
 version: 1

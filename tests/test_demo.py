@@ -73,10 +73,11 @@ def test_demo_tamper_is_caught(tmp_path: Path) -> None:
     assert "verify-seal: violated" in res.out
     seals = run_cli("verify-seal", "--format", "json", cwd=keep)
     assert seals.code == 1
-    # CTO revealed with --force before anyone else sealed: both later raters sealed with it readable
+    # CTO revealed with --force before Logician sealed the primary pass; Logician then sealed by
+    # hand (`aoven-git seal` refuses) with CTO's scores readable
     data = json.loads(seals.out)
     codes = sorted((v["code"], v["rater"]) for v in data["violations"])
-    assert codes == [("visible-at-seal", "logician"), ("visible-at-seal", "redteam")]
+    assert codes == [("visible-at-seal", "logician")]
     assert [(f["rater"], f["pass"]) for f in data["forced_reveals"]] == [("cto", "unblinded")]
 
 

@@ -112,6 +112,28 @@ class Team:
         repo.git("push", "-q", "origin", branch)
         return branch
 
+    def cheat_seal(self, rater: str, passes: tuple[str, ...] = PASSES) -> str:
+        """What a rater does when `aoven-git seal` refuses: write the digest by hand and commit it
+        past the hook (`--no-verify`)."""
+        from aoven_git.model import SheetId
+        from aoven_git.scorefile import set_front_matter
+        from aoven_git.seals import format_seal, sha256
+
+        repo = self.clones[rater]
+        branch = f"hand-seal/{rater}"
+        repo.git("fetch", "-q", "origin")
+        repo.git("checkout", "-q", "-B", branch, "origin/main")
+        for pass_id in passes:
+            name = f"scores_{rater}.md" if pass_id == "unblinded" else f"scores_{rater}_{pass_id}.md"
+            score = repo.path / STUDY / name
+            score.write_bytes(set_front_matter(score.read_bytes(), nonce=f"cheat-{pass_id}"))
+            seal = format_seal(sha256(score.read_bytes()), name, SheetId(rater, pass_id, "main"))
+            repo.write(f"{STUDY}/seals/{name[:-3]}.sha256", seal)
+            repo.git("add", "--", f"{STUDY}/seals/{name[:-3]}.sha256")
+            repo.git("commit", "-q", "--no-verify", "-m", f"seal {rater} {pass_id}")
+        repo.git("push", "-q", "origin", branch)
+        return branch
+
     def reveal(self, rater: str, passes: tuple[str, ...] = PASSES, *, force: bool = False) -> str:
         repo = self.clones[rater]
         branch = f"reveal/{rater}/{'-'.join(passes)}"
@@ -208,7 +230,7 @@ def test_honest_team_study_passes(tmp_path: Path, order: tuple[str, ...]) -> Non
     sealed.write_text(sealed.read_text(encoding="utf-8").replace("nonce:", "nonce: x", 1), encoding="utf-8")
     proc = subprocess.run(["git", "commit", "-q", "-am", "fix a score"], cwd=lead.path, capture_output=True,
                           text=True, check=False)
-    assert proc.returncode != 0 and "must never change" in proc.stderr, proc.stderr
+    assert proc.returncode != 0 and "modified-after-seal" in proc.stderr, proc.stderr
     assert lead.git("log", "-1", "--format=%s") == "Reconciliation of flagged cells"
 
 
@@ -225,8 +247,8 @@ def _premature_reveal_is_refused(team: Team, rater: str, *, missing: str) -> Non
                           text=True, check=False)
     assert proc.returncode != 0, proc.stdout + proc.stderr
     assert "commit refused" in proc.stderr
-    assert f"required rater(s) {missing} have not sealed that pass" in proc.stderr
-    assert "aoven-git seal" in proc.stderr
+    assert f"required rater(s) {missing} have not sealed an overlapping pass" in proc.stderr
+    assert "then run `aoven-git reveal" in proc.stderr or "aoven-git seal" in proc.stderr
     assert repo.git("rev-parse", "HEAD") == head
 
     # the hook entry point itself, run as its own process on the same staged index
@@ -254,6 +276,8 @@ def test_peeking_rater_is_caught(tmp_path: Path, how: str) -> None:
     for rater in ("cto", "redteam"):
         team.write_scores(rater)
         team.merge(team.seal(rater))
+    team.write_scores("logician")
+    team.merge(team.seal("logician", ("blinded",)))  # only the primary pass is left to seal
 
     cto = team.clones["cto"]
     if how == "reveal-force":
@@ -269,8 +293,14 @@ def test_peeking_rater_is_caught(tmp_path: Path, how: str) -> None:
     assert lead.git("ls-files", f"{STUDY}/scores_cto.md") == f"{STUDY}/scores_cto.md"
     peek = lead.git("rev-parse", "HEAD")
 
-    team.write_scores("logician")
-    team.merge(team.seal("logician"))
+    # `aoven-git seal` refuses: CTO's scores are readable, so a seal now proves nothing
+    logician = team.clones["logician"]
+    logician.git("fetch", "-q", "origin")
+    logician.git("checkout", "-q", "-B", "try", "origin/main")
+    refused = run_cli("seal", "--rater", "logician", cwd=logician.path)
+    assert refused.code == 1 and "already in HEAD" in refused.err, refused.output
+    assert logician.git("rev-parse", "HEAD") == lead.git("rev-parse", "HEAD")
+    team.merge(team.cheat_seal("logician", ("unblinded",)))
     team.merge(team.reveal("cto", ("blinded",)))
     for rater in ("logician", "redteam"):
         team.merge(team.reveal(rater))

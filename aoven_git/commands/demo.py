@@ -62,9 +62,18 @@ def rater_identity(plan: Plan, rater_id: str) -> tuple[str, str]:
     return rater.name, (rater.emails[0] if rater.emails else f"{rater_id}@example.org")
 
 
-def commit_files(root: Path, paths: list[str], message: str) -> str:
-    gitio.add(root, paths)
-    return gitio.commit_only(root, paths, message)
+def commit_files(root: Path, paths: list[str], message: str, who: tuple[str, str]) -> str:
+    """A scripted commit by `who` (GitPython: author and committer set on the commit itself). It
+    runs no hooks: the demo's own repository has none installed."""
+    import git
+
+    repo = git.Repo(root)
+    try:
+        repo.index.add(paths)
+        actor = git.Actor(*who)
+        return repo.index.commit(message, author=actor, committer=actor, skip_hooks=True).hexsha
+    finally:
+        repo.close()
 
 
 def prepare(root: Path) -> Replay:
@@ -92,10 +101,10 @@ def prepare(root: Path) -> Replay:
         elif src.exists():
             shutil.copy(src, study / name)
     replay = Replay(root, load_plan(root / "aoven.yaml", display="aoven.yaml"))
-    with identity(root, *LEAD):
-        paths = ["aoven.yaml", plan.study_dir]
-        commit = commit_files(root, paths, "Pre-register the plan; add responses and stripped copies")
-        replay.log("study lead pre-registers the plan and commits the responses", commit)
+    paths = ["aoven.yaml", *(f"{plan.study_dir}/{p.relative_to(study).as_posix()}"
+                             for p in sorted(study.rglob("*")) if p.is_file())]
+    commit = commit_files(root, paths, "Pre-register the plan; add responses and stripped copies", LEAD)
+    replay.log("study lead pre-registers the plan and commits the responses", commit)
     return replay
 
 
@@ -122,22 +131,44 @@ def reveal_as(replay: Replay, sheet: SheetId, *, force: bool = False) -> None:
     replay.log(f"{sheet.rater} reveals {sheet.pass_id}{note}", result.commit)
 
 
+def cheat_seal(replay: Replay, sheet: SheetId) -> None:
+    """What a rater who has read others' scores does when `aoven-git seal` refuses: write the
+    digest by hand and commit it past the hook."""
+    from aoven_git import naming
+    from aoven_git.scorefile import set_front_matter
+    from aoven_git.seals import format_seal, sha256
+
+    plan, root = replay.plan, replay.root
+    name = naming.score_stem(plan, sheet) + ".md"
+    score = root / plan.study_dir / name
+    score.write_bytes(set_front_matter((EXAMPLE / name).read_bytes(), nonce="0" * 32))
+    seal = root / naming.seal_path(plan, sheet)
+    seal.parent.mkdir(parents=True, exist_ok=True)
+    seal.write_bytes(format_seal(sha256(score.read_bytes()), name, sheet))
+    commit = commit_files(root, [naming.seal_path(plan, sheet)], f"Seal {sheet.rater}'s scores",
+                          rater_identity(plan, sheet.rater))
+    replay.log(f"{sheet.rater} seals {sheet.pass_id} by hand AFTER reading the revealed scores", commit)
+
+
 def replay_study(root: Path, *, tamper: bool) -> Replay:
+    """Every rater seals every pass, then everyone reveals (a pass's scores must not be readable
+    before every rater has sealed every pass that shares a condition with it), then reconcile."""
     replay = prepare(root)
     plan = replay.plan
-    raters = [r.id for r in plan.raters]
     rnd = plan.main_round.id
-    for p in plan.passes:
-        sheets = [SheetId(r, p.id, rnd) for r in raters]
-        if tamper and p.primary:
-            # the first rater publishes early; the second then seals with those scores readable
-            seal_as(replay, sheets[0])
-            reveal_as(replay, sheets[0], force=True)
-            for sheet in sheets[1:]:
+    sheets = [SheetId(r.id, p.id, rnd) for p in plan.passes for r in plan.raters]
+    if tamper:
+        # everyone seals but the second rater's primary pass; the first rater publishes early
+        # (forced), the second reads it and seals by hand (`aoven-git seal` would refuse)
+        early, late = sheets[0], sheets[1]
+        for sheet in sheets:
+            if sheet != late:
                 seal_as(replay, sheet)
-            for sheet in sheets[1:]:
-                reveal_as(replay, sheet)
-            continue
+        reveal_as(replay, early, force=True)
+        cheat_seal(replay, late)
+        for sheet in sheets[1:]:
+            reveal_as(replay, sheet)
+    else:
         for sheet in sheets:
             seal_as(replay, sheet)
         for sheet in sheets:
@@ -146,9 +177,8 @@ def replay_study(root: Path, *, tamper: bool) -> Replay:
     for path in recon:
         shutil.copy(path, root / plan.study_dir / path.name)
     if recon:
-        with identity(root, *LEAD):
-            rel = [f"{plan.study_dir}/{p.name}" for p in recon]
-            commit = commit_files(root, rel, "Reconciliation of flagged cells")
+        rel = [f"{plan.study_dir}/{p.name}" for p in recon]
+        commit = commit_files(root, rel, "Reconciliation of flagged cells", LEAD)
         replay.log("raters record justifications and consensus (reconciliation)", commit)
     return replay
 

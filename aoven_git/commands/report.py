@@ -30,6 +30,7 @@ def gather_sources(
 ) -> tuple[dict[str, bytes], set[str], dict[str, str] | None]:
     """Score/reconciliation files, symlinks, and (for --rev) the response texts of that commit."""
     from aoven_git import validation
+    from aoven_git.scorefile import MAX_BYTES
 
     if rev is None:
         files, links = validation.work_tree_sources(study.root, plan)
@@ -39,7 +40,7 @@ def gather_sources(
     commit = gitio.resolve_commit(study.root, rev)
     if commit is None:
         raise UsageError(f"unknown revision {rev!r}")
-    tree = gitio.tree_files(study.root, commit, plan.study_dir)
+    tree = gitio.tree_files(study.root, commit, plan.study_dir, limit=MAX_BYTES)
     from aoven_git.naming import classify
 
     files = {p: data for p, data in tree.items() if classify(plan, p).kind in validation.STUDY_KINDS}

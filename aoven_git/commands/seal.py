@@ -1,4 +1,4 @@
-"""`aoven-git seal`: digest-seal a rater's score file (SPEC §5.1)."""
+"""`aoven-git seal`: digest-seal a rater's score file (docs/sealing.md, "Two ways to seal")."""
 
 from __future__ import annotations
 
@@ -6,6 +6,16 @@ import click
 
 from aoven_git.commands._common import Study, study_options
 from aoven_git.errors import CannotVerify
+
+
+def _reveal_args(study: Study, sheet: object) -> str:
+    plan = study.plan
+    args = f"--rater {sheet.rater}"  # type: ignore[attr-defined]
+    if sheet.pass_id != plan.primary_pass.id:  # type: ignore[attr-defined]
+        args += f" --pass {sheet.pass_id}"  # type: ignore[attr-defined]
+    if sheet.round_id != plan.main_round.id:  # type: ignore[attr-defined]
+        args += f" --round {sheet.round_id}"  # type: ignore[attr-defined]
+    return args
 
 
 @click.command("seal")
@@ -24,20 +34,16 @@ def command(study: Study, rater: str | None, pass_id: str | None, round_id: str 
     if not study.in_git:
         raise CannotVerify(f"{study.root} is not a git repository: sealing needs commits")
     tgt = target(study.plan, rater, pass_id, round_id, study.relpath(file) if file else None)
-    result = seal(study.root, study.plan, tgt, commit=not no_commit)
-    click.echo(f"sealed {tgt.sheet}: {tgt.seal} (sha256 {result.digest})")
+    result = seal(study.root, study.plan, tgt, commit=not no_commit, plan_path=study.relpath(study.plan_file))
     if result.commit:
-        sheet, plan = tgt.sheet, study.plan
-        args = f"--rater {sheet.rater}"
-        if sheet.pass_id != plan.primary_pass.id:
-            args += f" --pass {sheet.pass_id}"
-        if sheet.round_id != plan.main_round.id:
-            args += f" --round {sheet.round_id}"
-        click.echo(f"committed {result.commit[:10]}; keep {tgt.score} uncommitted until everyone has "
-                   f"sealed, then run `aoven-git reveal {args}`")
+        click.echo(f"sealed {tgt.sheet}: committed {tgt.seal} in {result.commit[:10]} "
+                   f"(sha256 {result.digest}).")
+        click.echo(f"Keep {tgt.score} uncommitted and unchanged; push the seal, and once every rater has "
+                   f"sealed every pass, run `aoven-git reveal {_reveal_args(study, tgt.sheet)}`.")
+    else:
+        click.echo(f"sealed {tgt.sheet}: staged {tgt.seal} (sha256 {result.digest}), not committed; "
+                   f"commit only that file: git commit -- {tgt.seal}")
     if result.unstaged:
         click.echo(f"note: {tgt.score} was staged (`git add`); it is unstaged again so that only the "
                    "seal is public and the file is revealed later with its nonce")
-    else:
-        click.echo(f"staged {tgt.seal} (not committed); commit only that file: git commit -- {tgt.seal}")
     return 0

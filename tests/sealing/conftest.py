@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from aoven_git.model import SheetId
-from aoven_git.seal_rules import format_seal, sha256
+from aoven_git.seals import format_seal, sha256
 from tests.conftest import GitRepo, Result, run_cli
 
 PLAN = """\
@@ -74,7 +74,9 @@ class Study(GitRepo):
 
     def start(self, plan: str = PLAN) -> str:
         self.write("aoven.yaml", plan)
-        self.write("study/test_a/q1.md", "# Q1\n\nResponse A.\n")
+        for q in ("q1", "q2"):
+            for c in ("a", "b"):
+                self.write(f"study/test_{c}/{q}.md", f"# {q.upper()}\n\nResponse {c.upper()}.\n")
         return self.by("lead", "plan", "aoven.yaml", "study")
 
     def content_seal(self, rater: str, scores: tuple[int, int] = (1, 2), *, who: str | None = None,

@@ -64,8 +64,9 @@ def test_content_commit_refused_until_others_sealed_then_validated(hooked: Study
     s.write(s.score_path("cto"), score_text("cto"))
     proc = commit(s, "cto", "cto scores", s.score_path("cto"))
     assert proc.returncode == 1
-    assert "required rater(s) logician have not sealed that pass in HEAD" in proc.stderr
-    assert "aoven-git seal --rater cto" in proc.stderr
+    assert "unsealed-readers" in proc.stderr
+    assert "required rater(s) logician have not sealed an overlapping pass in HEAD" in proc.stderr
+    assert "Seal with a digest instead (`aoven-git seal --rater cto`" in proc.stderr
     s.git("reset", "-q")
     # once logician has sealed, cto may commit content, but only a valid file
     s.digest_seal("logician")
@@ -93,15 +94,17 @@ def test_sealed_files_cannot_change_or_disappear(hooked: Study) -> None:
     s.reveal("cto")
     s.write(s.score_path("cto"), score_text("cto", (0, 0)))
     proc = commit(s, "cto", "edit", s.score_path("cto"))
-    assert proc.returncode == 1 and "sealed score file must never change" in proc.stderr
+    assert proc.returncode == 1
+    assert "modified-after-seal: sealed score file study/scores_cto.md" in proc.stderr
     s.git("reset", "-q", "--hard")
     s.git("rm", "-q", s.seal_path("logician"))
     proc = commit(s, "logician", "unseal")
-    assert proc.returncode == 1 and "seal file must never change or disappear" in proc.stderr
+    assert proc.returncode == 1
+    assert "deleted-after-seal: seal file study/seals/scores_logician.sha256" in proc.stderr
     s.git("reset", "-q", "--hard")
     s.write(s.score_path("logician"), score_text("logician", (3, 3)))  # not what was sealed
     proc = commit(s, "logician", "reveal wrong bytes", s.score_path("logician"))
-    assert proc.returncode == 1 and "do not match the digest" in proc.stderr
+    assert proc.returncode == 1 and "digest-mismatch: revealed study/scores_logician.md" in proc.stderr
 
 
 def test_locked_plan_frozen_after_first_seal(hooked: Study) -> None:
@@ -123,8 +126,9 @@ def test_unrelated_commit_passes_and_hook_needs_no_scipy(hooked: Study) -> None:
     s.write("README.md", "hello")
     s.write(s.score_path("cto"), score_text("cto"))
     s.git("add", "README.md", s.score_path("cto"))
+    cto = {"GIT_AUTHOR_NAME": "CTO", "GIT_AUTHOR_EMAIL": "cto@example.org"}
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "aoven_git", "hook", "pre-commit"],
-                          cwd=s.path, capture_output=True, text=True, check=False)
+                          cwd=s.path, capture_output=True, text=True, check=False, env={**os.environ, **cto})
     assert proc.returncode == 0, proc.stderr
     imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines()
                 if line.startswith("import time:")}
@@ -163,4 +167,4 @@ def test_amending_the_commit_that_added_a_seal_says_how_to_redo_it(hooked: Study
     hooked.digest_seal("logician")
     hooked.write(hooked.seal_path("cto"), "changed\n")
     res = commit(hooked, "cto", "reseal", hooked.seal_path("cto"))
-    assert res.returncode != 0 and "never change" in res.stderr and "reset --soft" not in res.stderr
+    assert res.returncode != 0 and "modified-after-seal" in res.stderr and "reset --soft" not in res.stderr

@@ -70,7 +70,7 @@ def test_pre_commit_framework_refuses_bad_commit_and_passes_good_one(
     run(study, home, "cto", "git", "add", study.score_path("cto"))
     bad = run(study, home, "cto", "git", "commit", "-q", "-m", "cto plaintext too early")
     assert bad.returncode != 0, bad.stdout + bad.stderr
-    assert "required rater(s) logician have not sealed that pass in HEAD" in bad.stdout + bad.stderr
+    assert "required rater(s) logician have not sealed an overlapping pass in HEAD" in bad.stdout + bad.stderr
 
     run(study, home, "cto", "git", "reset", "-q")
     study.digest_seal("logician")  # a seal commit, through the framework hook as well

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from aoven_git.seal_rules import parse_seal, sha256
+from aoven_git.seals import parse_seal, sha256
 from tests.conftest import EXAMPLE, GitRepo, Result, run_cli
 from tests.sealing.conftest import PEOPLE, Study, codes, score_text
 
@@ -64,7 +64,8 @@ def test_full_digest_workflow(hooked: Study, monkeypatch: pytest.MonkeyPatch) ->
                           text=True, check=False, env={**os.environ})
     assert proc.returncode != 0
     assert "required rater(s) logician have not sealed" in proc.stderr
-    assert "aoven-git seal --rater cto" in proc.stderr
+    # cto has sealed already: the hint is to wait, then reveal (not to seal again)
+    assert "cto has sealed: wait until they have too, then run `aoven-git reveal --rater cto`" in proc.stderr
     s.git("reset", "-q", "--", s.score_path("cto"))
 
     # reveal refuses too, changing nothing

@@ -14,7 +14,9 @@ def seal_kinds(data: dict) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(["cto", "logician", "redteam"])))
-def test_content_seals_on_branches_merged_in_any_order(study: Study, order: tuple[str, ...]) -> None:
+def test_content_seals_on_parallel_branches_prove_no_order(study: Study, order: tuple[str, ...]) -> None:
+    """Content seals serve a single rater: on parallel branches no seal is an ancestor of another
+    rater's scores, so nothing proves anyone sealed first (whatever the merge order)."""
     base = study.start()
     for rater in order:
         study.branch(f"scores-{rater}", base)
@@ -23,9 +25,11 @@ def test_content_seals_on_branches_merged_in_any_order(study: Study, order: tupl
     for rater in order:
         study.merge(f"scores-{rater}")
     res, data = study.verify()
-    assert res.code == 0, res.output
-    assert data["ok"] is True and data["status"] == "complete"
-    assert codes(data) == []
+    assert res.code == 1, res.output
+    assert codes(data) == [("unproven-order", "cto"), ("unproven-order", "logician"),
+                           ("unproven-order", "redteam")]
+    # redteam is optional: its sheet is excluded instead of blocking
+    assert data["excluded_raters"] == [{"rater": "redteam", "codes": ["unproven-order"]}]
     assert seal_kinds(data) == {"cto": "content", "logician": "content", "redteam": "content"}
     # each seal is the rater's own branch commit, never the merge that brought it in
     branch_tips = {r: study.git("rev-parse", f"scores-{r}") for r in order}
@@ -115,7 +119,7 @@ def test_plan_comment_and_unlocked_edits_after_seal_are_allowed(study: Study) ->
 
 def test_unrelated_commits_and_files_outside_study_are_ignored(study: Study) -> None:
     study.start()
-    study.write("elsewhere/scores_cto.md", "not a study file")
+    study.write("elsewhere/cto-notes.md", "not a study file")
     study.by("lead", "other folder", "elsewhere")
     study.digest_seal("cto")
     study.write("README.md", "hello")
@@ -126,3 +130,16 @@ def test_unrelated_commits_and_files_outside_study_are_ignored(study: Study) -> 
     assert codes(data) == [] and data["status"] == "complete"
     assert {s["path"] for s in data["seals"]} == {"study/seals/scores_cto.sha256",
                                                  "study/seals/scores_logician.sha256"}
+
+
+def test_a_file_named_like_scores_elsewhere_is_a_stray_copy(study: Study) -> None:
+    """Any `scores_*` name anywhere counts as a copy of that rater's scores (docs/sealing.md)."""
+    study.start()
+    study.write("elsewhere/scores_cto.md", "not a study file")
+    stray = study.by("lead", "other folder", "elsewhere")
+    study.digest_seal("cto")
+    study.digest_seal("logician")
+    res, data = study.verify()
+    assert res.code == 1
+    assert codes(data) == [("stray-scores", "cto"), ("visible-at-seal", "logician")]
+    assert [v["commit"] for v in data["violations"] if v["code"] == "stray-scores"] == [stray]

@@ -111,7 +111,7 @@ def test_corrupt_seal_file(study: Study) -> None:
 
 def test_seal_file_naming_the_wrong_sheet(study: Study) -> None:
     from aoven_git.model import SheetId
-    from aoven_git.seal_rules import format_seal
+    from aoven_git.seals import format_seal
 
     study.start()
     wrong = SheetId("logician", "unblinded", "main")
@@ -138,15 +138,15 @@ def test_score_file_for_unknown_rater(study: Study) -> None:
     study.write("study/scores_mallory.md", score_text("mallory"))
     study.by("lead", "unknown rater")
     _, data = study.verify()
-    assert codes(data) == [("unknown-file", None)]
-    assert "names no known rater" in data["violations"][0]["message"]
+    assert codes(data) == [("stray-scores", None)]
+    assert "`mallory` names no rater of the plan" in data["violations"][0]["message"]
 
 
 def test_symlinked_score_file(study: Study) -> None:
     study.start()
     study.digest_seal("logician")
-    study.write("study/elsewhere.txt", score_text("cto"))
-    os.symlink("elsewhere.txt", study.path / "study/scores_cto.md")
+    study.write("elsewhere.txt", "a file outside the study dir\n")
+    os.symlink("../elsewhere.txt", study.path / "study/scores_cto.md")
     bad = study.by("cto", "link", "study")
     res, data = study.verify()
     assert res.code == 1
@@ -154,14 +154,16 @@ def test_symlinked_score_file(study: Study) -> None:
     assert data["violations"][0]["commit"] == bad
 
 
-def test_score_file_outside_study_dir_is_ignored(study: Study) -> None:
+def test_score_file_outside_study_dir_is_a_stray_copy(study: Study) -> None:
     study.start()
     study.digest_seal("cto")
     study.write("notes/scores_cto.md", score_text("cto"))
-    study.by("lead", "someone's copy elsewhere")
+    copy = study.by("lead", "someone's copy elsewhere")
     study.digest_seal("logician")
     res, data = study.verify()
-    assert res.code == 0 and codes(data) == []
+    assert res.code == 1
+    assert codes(data) == [("stray-scores", "cto"), ("visible-at-seal", "logician")]
+    assert [v["commit"] for v in data["violations"] if v["code"] == "stray-scores"] == [copy]
 
 
 def test_merge_of_unrelated_history_whose_first_parent_never_had_the_study(study: Study) -> None:
@@ -270,6 +272,6 @@ def test_score_file_name_in_the_wrong_letter_case(study: Study) -> None:
     study.write("study/Notes.md", "not a study file\n")
     study.by("lead", "notes", "study/Notes.md")
     res, data = study.verify()
-    assert res.code == 1 and codes(data) == [("unknown-file", None)]
+    assert res.code == 1 and codes(data) == [("stray-scores", "cto")]
     (v,) = data["violations"]
-    assert v["commit"] == miscased and "Scores_CTO.md" in v["message"] and "case" in v["message"]
+    assert v["commit"] == miscased and "Scores_CTO.md" in v["message"]

@@ -1,0 +1,347 @@
+"""The study's history as the sealing rules read it (docs/sealing.md, "The ledger").
+
+Built once from the history model (`history.History`) and the plan, then read by every rule of
+`seal_rules`: what each path is (`Role`), what each commit changed (origin events), each sheet's
+seal points and the bytes they fix, every commit that made someone's scores readable (`Plaintext`),
+every stray copy, and the plan as of the first seal. Pure: no git, no files.
+
+Two words carry the design:
+
+* an **origin event** is a commit whose entry for a path differs from the entry in every parent —
+  a merge that only carries a branch's change is not one, so each change is judged once, where it
+  was made;
+* a sheet's **seal points** are the commits that first fix it (add its seal file or its score
+  file) with no other such commit among their ancestors. Points that fix the same bytes (a seal
+  commit cherry-picked and also merged) are one seal; points that fix different bytes are a reseal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Literal
+
+from aoven_git import naming
+from aoven_git.history import History, Node
+from aoven_git.model import Plan, SheetId
+from aoven_git.seals import SealFile, parse_seal, sha256
+
+RoleKind = Literal["score", "seal", "reconciliation", "stray", "candidate", "unknown", "plan", "signers"]
+Event = Literal["add", "modify", "delete"]
+
+#: a file under the study dir that is not a known kind is read (up to this size) to see whether it
+#: holds someone's score table
+CANDIDATE_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Role:
+    """What a path is to the study. `sheet`: the sheet of a score or seal file, the sheet a stray
+    copy's name points at, or ("", pass, round) for a reconciliation file."""
+
+    kind: RoleKind
+    sheet: SheetId | None = None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class Plaintext:
+    """A commit that made scores readable: `rater` is whose (None: a reconciliation, everyone's)."""
+
+    node: int
+    path: str
+    rater: str | None
+    pass_id: str
+    round_id: str
+    amendment: str | None = None
+    kind: Literal["score", "stray", "reconciliation"] = "score"
+
+
+@dataclass(frozen=True)
+class Stray:
+    node: int
+    path: str
+    sheet: SheetId | None  # whose scores it copies, when the name or front matter says
+
+
+@dataclass
+class SheetRecord:
+    id: SheetId
+    score_paths: list[str] = field(default_factory=list)  # accepted names, in order of first use
+    seal_paths: list[str] = field(default_factory=list)
+    points: list[int] = field(default_factory=list)  # seal points, parents first
+    fingerprints: dict[int, str] = field(default_factory=dict)  # point -> what it fixes
+    kinds: dict[int, str] = field(default_factory=dict)  # point -> "digest" | "content"
+    digest: SealFile | None = None  # the primary point's digest seal, when it is one
+    seal_blobs: dict[str, str] = field(default_factory=dict)  # seal path -> blob it was sealed with
+    first_content: dict[str, str] = field(default_factory=dict)  # score path -> first blob
+
+    @property
+    def primary(self) -> int:
+        return self.points[0]
+
+    @property
+    def kind(self) -> str:
+        return self.kinds[self.primary]
+
+    @property
+    def path(self) -> str:
+        """The file shown for the seal: the digest seal file, or the content-sealed score file."""
+        return (self.seal_paths or self.score_paths)[0] if self.kind == "digest" else self.score_paths[0]
+
+    def groups(self) -> list[list[int]]:
+        """Seal points grouped by the bytes they fix, the primary's group first."""
+        out: dict[str, list[int]] = {}
+        for p in self.points:
+            out.setdefault(self.fingerprints[p], []).append(p)
+        return list(out.values())
+
+
+@dataclass
+class Ledger:
+    plan: Plan  # the plan the history is judged by: as of the first seal
+    plan_path: str
+    hist: History
+    roles: dict[str, Role]
+    events: list[dict[str, Event]]
+    sheets: dict[SheetId, SheetRecord]
+    plaintext: list[Plaintext]
+    strays: list[Stray]
+    first_seals: list[int]  # seal points with no seal point of any sheet among their ancestors
+    head_plan: Plan | None = None
+
+    @property
+    def nodes(self) -> list[Node]:
+        return self.hist.nodes
+
+    def before(self, a: int, b: int) -> bool:
+        """a is a proper ancestor of b."""
+        return a != b and bool(self.hist.anc[b] >> a & 1)
+
+    def at_or_before(self, a: int, b: int) -> bool:
+        return bool(self.hist.anc[b] >> a & 1)
+
+    def after_first_seal(self, node: int) -> bool:
+        return any(self.at_or_before(s, node) for s in self.first_seals)
+
+    def short(self, node: int) -> str:
+        return self.hist.nodes[node].short
+
+    def origins(self, path: str, *kinds: Event) -> Iterator[int]:
+        """Nodes with an origin event of one of `kinds` on `path`, parents first."""
+        for i, ev in enumerate(self.events):
+            if ev.get(path) in kinds:
+                yield i
+
+    def blob(self, node: int, path: str) -> bytes | None:
+        entry = self.hist.nodes[node].state.get(path)
+        return None if entry is None else self.hist.blobs.get(entry.blob)
+
+
+# --------------------------------------------------------------------------- roles
+
+
+def role_of(plan: Plan, plan_path: str, signers: str | None, responses: object, path: str) -> Role | None:
+    """The role of a tracked path, or None when the rules ignore it (responses, other files)."""
+    if path == plan_path:
+        return Role("plan")
+    if signers and path == signers:
+        return Role("signers")
+    c = naming.classify(plan, path)
+    if c.kind == "score" and c.sheet is None:
+        return Role("stray", naming.stray_owner(plan, PurePosixPath(path).name), c.problem)
+    if c.kind in ("score", "seal", "reconciliation", "stray"):
+        if c.kind in ("seal", "reconciliation") and c.sheet is None:
+            return Role("unknown", None, c.problem)
+        return Role(c.kind, c.sheet, c.problem)
+    if naming.miscased(plan, path):
+        return Role("unknown", None, f"{path}: a study file name in the wrong letter case; names are "
+                                     "case-sensitive (reconciliation….md, seals/scores_<rater>….sha256)")
+    inside = path.startswith(plan.study_dir.rstrip("/") + "/")
+    if inside and not responses.match(path):  # type: ignore[attr-defined]
+        return Role("candidate")
+    return None
+
+
+def tracked(plan: Plan, plan_path: str, path: str) -> bool:
+    """Whether the history model keeps a path: the study dir, the plan, the allowed-signers file,
+    and every `scores_*` name anywhere (copies)."""
+    signers = plan.security.allowed_signers
+    return (path in (plan_path, signers) or path.startswith(plan.study_dir.rstrip("/") + "/")
+            or PurePosixPath(path).name.lower().startswith(naming.SCORE_PREFIX))
+
+
+def pathspecs(plan: Plan, plan_path: str) -> list[str]:
+    """What verify-seal's one `git log` asks for (see `tracked`)."""
+    specs = [f":(literal){plan.study_dir}", f":(literal){plan_path}",
+             f":(glob,icase)**/{naming.SCORE_PREFIX}*"]
+    if plan.security.allowed_signers:
+        specs.append(f":(literal){plan.security.allowed_signers}")
+    return specs
+
+
+# --------------------------------------------------------------------------- events
+
+
+def origin_events(nodes: list[Node]) -> list[dict[str, Event]]:
+    """Per node, the paths whose entry differs from the entry in every parent."""
+    out: list[dict[str, Event]] = []
+    for n in nodes:
+        ev: dict[str, Event] = {}
+        parent_states = [nodes[q].state for q in n.parents] or [{}]
+        for p in set(n.state).union(*parent_states):
+            new = n.state.get(p)
+            olds = [s.get(p) for s in parent_states]
+            if all(o != new for o in olds):
+                ev[p] = "delete" if new is None else ("add" if all(o is None for o in olds) else "modify")
+        out.append(ev)
+    return out
+
+
+# --------------------------------------------------------------------------- sheets
+
+
+def _fingerprint(hist: History, node: Node, path: str, kind: str) -> str:
+    blob = node.state[path].blob
+    data = hist.blobs.get(blob)
+    if kind == "digest":
+        parsed = parse_seal(data) if data is not None else None
+        return parsed.digest if isinstance(parsed, SealFile) else f"seal-blob:{blob}"
+    return sha256(data) if data is not None else f"blob:{blob}"
+
+
+def _sheet_paths(roles: dict[str, Role]) -> dict[SheetId, SheetRecord]:
+    sheets: dict[SheetId, SheetRecord] = {}
+    for path, role in sorted(roles.items()):
+        if role.kind in ("score", "seal") and role.sheet is not None:
+            rec = sheets.setdefault(role.sheet, SheetRecord(role.sheet))
+            (rec.score_paths if role.kind == "score" else rec.seal_paths).append(path)
+    return sheets
+
+
+def _order_paths(rec: SheetRecord, events: list[dict[str, Event]]) -> None:
+    first = {p: next((i for i, ev in enumerate(events) if ev.get(p) in ("add", "modify")), len(events))
+             for p in (*rec.score_paths, *rec.seal_paths)}
+    rec.score_paths.sort(key=lambda p: (first[p], p))
+    rec.seal_paths.sort(key=lambda p: (first[p], p))
+
+
+def _seal_points(rec: SheetRecord, hist: History, events: list[dict[str, Event]]) -> None:
+    adds: dict[int, tuple[str, str]] = {}  # node -> (kind, path)
+    for i, ev in enumerate(events):
+        content = [p for p in rec.score_paths if ev.get(p) == "add"]
+        seal = [p for p in rec.seal_paths if ev.get(p) == "add"]
+        if content or seal:
+            adds[i] = ("content", content[0]) if content else ("digest", seal[0])
+    mask = sum(1 << i for i in adds)
+    for i, (kind, path) in adds.items():
+        if not hist.anc[i] & ~(1 << i) & mask:
+            rec.points.append(i)
+            rec.kinds[i] = kind
+            rec.fingerprints[i] = _fingerprint(hist, hist.nodes[i], path, kind)
+    if not rec.points:
+        return
+    for sp in rec.seal_paths:
+        at = next((i for i, ev in enumerate(events) if ev.get(sp) == "add"), None)
+        if at is not None:
+            rec.seal_blobs[sp] = hist.nodes[at].state[sp].blob
+    for cp in rec.score_paths:
+        at = next((i for i, ev in enumerate(events) if ev.get(cp) == "add"), None)
+        if at is not None:
+            rec.first_content[cp] = hist.nodes[at].state[cp].blob
+    if rec.kind == "digest":
+        data = hist.blobs.get(hist.nodes[rec.primary].state[rec.path].blob) if rec.path in \
+            hist.nodes[rec.primary].state else None
+        parsed = parse_seal(data) if data is not None else None
+        rec.digest = parsed if isinstance(parsed, SealFile) else None
+
+
+def build_sheets(roles: dict[str, Role], hist: History,
+                 events: list[dict[str, Event]]) -> dict[SheetId, SheetRecord]:
+    sheets = _sheet_paths(roles)
+    for rec in sheets.values():
+        _order_paths(rec, events)
+        _seal_points(rec, hist, events)
+    return {sid: rec for sid, rec in sheets.items() if rec.points}
+
+
+# --------------------------------------------------------------------------- plaintext and strays
+
+
+def _content_sheet(plan: Plan, path: str, data: bytes | None) -> SheetId | bool | None:
+    """For a file that is no study file by name: False when it holds no score table; else the
+    sheet its front matter names (None when it names none)."""
+    if data is None or b"|" not in data or not any(d.id.encode() in data for d in plan.dimensions):
+        return False
+    from aoven_git.scorefile import front_matter, parse_score_file
+
+    sheet = parse_score_file(plan, path, data)
+    if not sheet.cells:
+        return False
+    fm = front_matter(data)
+    rater = fm.get("rater") if isinstance(fm.get("rater"), str) else None
+    if rater is None or plan.rater(rater) is None:
+        return None
+    pass_id = fm.get("pass") if plan.pass_(str(fm.get("pass"))) else plan.primary_pass.id
+    round_id = fm.get("round") if plan.round_(str(fm.get("round"))) else plan.main_round.id
+    return SheetId(rater, str(pass_id), str(round_id))
+
+
+def find_plaintext(plan: Plan, roles: dict[str, Role], hist: History,
+                   events: list[dict[str, Event]]) -> tuple[list[Plaintext], list[Stray]]:
+    plaintext: list[Plaintext] = []
+    strays: list[Stray] = []
+    for i, ev in enumerate(events):
+        for path, what in sorted(ev.items()):
+            role = roles.get(path)
+            if what == "delete" or role is None:
+                continue
+            sheet: SheetId | bool | None = role.sheet
+            if role.kind == "candidate":
+                sheet = _content_sheet(plan, path, hist.blobs.get(hist.nodes[i].state[path].blob))
+                if sheet is False:
+                    continue
+            if role.kind in ("stray", "candidate"):
+                strays.append(Stray(i, path, sheet if isinstance(sheet, SheetId) else None))
+            if role.kind == "reconciliation" and role.sheet is not None:
+                plaintext.append(Plaintext(i, path, None, role.sheet.pass_id, role.sheet.round_id,
+                                           kind="reconciliation"))
+            elif role.kind in ("score", "stray", "candidate") and isinstance(sheet, SheetId):
+                kind = "score" if role.kind == "score" else "stray"
+                plaintext.append(Plaintext(i, path, sheet.rater, sheet.pass_id, sheet.round_id, kind=kind))
+    return plaintext, strays
+
+
+def minimal(points: Iterable[int], hist: History) -> list[int]:
+    pts = sorted(set(points))
+    mask = sum(1 << p for p in pts)
+    return [p for p in pts if not hist.anc[p] & ~(1 << p) & mask]
+
+
+def build(plan: Plan, plan_path: str, hist: History) -> Ledger:
+    """The ledger of `hist`, with every path read under `plan`."""
+    responses = naming.response_patterns(plan)
+    signers = plan.security.allowed_signers
+    paths = {p for n in hist.nodes for p in n.state}
+    roles = {p: r for p in sorted(paths) if (r := role_of(plan, plan_path, signers, responses, p))}
+    events = origin_events(hist.nodes)
+    sheets = build_sheets(roles, hist, events)
+    plaintext, strays = find_plaintext(plan, roles, hist, events)
+    first = minimal((p for rec in sheets.values() for p in rec.points), hist)
+    return Ledger(plan, plan_path, hist, roles, events, sheets, plaintext, strays, first)
+
+
+def want_blob(plan: Plan, plan_path: str, plan_limit: int) -> object:
+    """Which blobs the rules read, and up to what size: seal files, score files and copies, the
+    plan (capped: a huge plan is never parsed), the allowed-signers file, candidate files."""
+    responses = naming.response_patterns(plan)
+    signers = plan.security.allowed_signers
+
+    def want(path: str) -> int:
+        role = role_of(plan, plan_path, signers, responses, path)
+        if role is None or role.kind == "reconciliation":
+            return 0
+        return plan_limit if role.kind == "plan" else CANDIDATE_BYTES
+
+    return want

@@ -1,0 +1,84 @@
+"""The digest seal file and the commit trailers of seal and reveal (docs/sealing.md, "Seal files").
+
+A seal file is auditable with coreutils (``cd <study_dir> && sha256sum -c seals/<stem>.sha256``
+skips ``#`` lines)::
+
+    <sha256 hex>  <score file name>
+    # aoven-git seal v1
+    # rater: cto
+    # pass: unblinded
+    # round: main
+
+The digest is over the bytes git stores for the score file (after end-of-line conversion), the same
+bytes verify-seal reads back from history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from aoven_git.model import SheetId
+
+SEAL_MAGIC = "# aoven-git seal v1"
+FORCE_TRAILER = "Aoven-Force"
+SEAL_TRAILER = "Aoven-Seal"
+REVEAL_TRAILER = "Aoven-Reveal"
+#: environment variable `reveal --force` sets for its own commit so the pre-commit hook lets the
+#: recorded override through (the commit carries an `Aoven-Force: reveal` trailer)
+FORCE_ENV = "AOVEN_GIT_FORCE"
+
+
+@dataclass(frozen=True)
+class SealFile:
+    digest: str
+    filename: str
+    rater: str
+    pass_id: str
+    round_id: str
+
+
+_FIRST = re.compile(r"^([0-9a-f]{64})  (\S[^\n]*)$")
+_META = re.compile(r"^# (rater|pass|round): (\S+)$")
+
+
+def format_seal(digest: str, filename: str, sheet: SheetId) -> bytes:
+    return (
+        f"{digest}  {filename}\n{SEAL_MAGIC}\n# rater: {sheet.rater}\n"
+        f"# pass: {sheet.pass_id}\n# round: {sheet.round_id}\n"
+    ).encode()
+
+
+def parse_seal(data: bytes) -> SealFile | tuple[int, str]:
+    """The seal, or (line, problem) for the first malformed line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return 1, "seal file is not UTF-8"
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if not lines:
+        return 1, "seal file is empty"
+    first = _FIRST.match(lines[0])
+    if not first:
+        return 1, "first line must be `<64 lower-case hex digits>  <score file name>`"
+    if len(lines) < 2 or lines[1] != SEAL_MAGIC:
+        return 2, f"second line must be `{SEAL_MAGIC}`"
+    meta: dict[str, str] = {}
+    for n, line in enumerate(lines[2:], start=3):
+        m = _META.match(line)
+        if not m:
+            return n, "expected `# rater: …`, `# pass: …` or `# round: …`"
+        if m.group(1) in meta:
+            return n, f"`{m.group(1)}` given twice"
+        meta[m.group(1)] = m.group(2)
+    for key in ("rater", "pass", "round"):
+        if key not in meta:
+            return len(lines) + 1, f"missing `# {key}: …` line"
+    return SealFile(first.group(1), first.group(2), meta["rater"], meta["pass"], meta["round"])
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
