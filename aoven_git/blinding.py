@@ -53,6 +53,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from aoven_git.errors import FindingsError, PlanError, UsageError
@@ -147,7 +148,8 @@ def compile_leak_patterns(patterns: Iterable[str | re.Pattern[str]]) -> tuple[re
     return tuple(out)
 
 
-def _condition_re(conditions: Sequence[str]) -> re.Pattern[str] | None:
+@lru_cache(maxsize=32)
+def _condition_re(conditions: tuple[str, ...]) -> re.Pattern[str] | None:
     """`Condition B`, `Tests A` (the id as written, so `test a drug` is prose), or a joined form
     such as `test_b`, `condition-a`, `test\\_b` (any case, the way paths spell it) or `testB`."""
     ids = sorted({c for c in conditions if c}, key=len, reverse=True)
@@ -198,8 +200,11 @@ def _bracket_leaks(lines: _Lines, markers: Sequence[str]) -> Iterator[Leak]:
 def _regex_leaks(
     lines: _Lines, kind: str, pattern: re.Pattern[str], skip: Sequence[tuple[int, int]] = ()
 ) -> Iterator[Leak]:
+    """Non-empty matches of `pattern`, except those starting inside a `skip` span (sorted)."""
+    skip_starts = [a for a, _ in skip]
     for m in pattern.finditer(lines.text):
-        if m.end() == m.start() or any(a <= m.start() < b for a, b in skip):
+        k = bisect_right(skip_starts, m.start()) - 1
+        if m.end() == m.start() or (k >= 0 and m.start() < skip[k][1]):
             continue
         line, column = lines.at(m.start())
         yield Leak(line, kind, _excerpt(m.group()), column)
@@ -225,7 +230,7 @@ def leaks(
         *_regex_leaks(lines, "aoven-header", _HEADER_RE),
         *_regex_leaks(lines, "protocol-word", _PROTOCOL_RE, headers),
     ]
-    condition_re = _condition_re(conditions)
+    condition_re = _condition_re(tuple(conditions))
     if condition_re is not None:
         found.extend(_regex_leaks(lines, "condition-word", condition_re))
     for p in patterns:

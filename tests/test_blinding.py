@@ -442,3 +442,22 @@ def test_key_cannot_hold_an_item_or_id_twice() -> None:
 def test_leak_hit_fields() -> None:
     hit = LeakHit("p.md", None, "marker", "[FACT]", "Q1", "B", "heading")
     assert str(hit) == "p.md (heading text): Q1/B would show marker '[FACT]'"
+
+
+@pytest.mark.parametrize(
+    ("text", "hit"),
+    [
+        ("see TEST_B_STRIPPED/q1.md", "TEST_B"),
+        ("the condition_a files", "condition_a"),
+        ("in test\\_b", "test\\_b"),
+        ("Tests B and", "Tests B"),
+        ("the testa of a seed", None),
+        ("we test a drug", None),
+        ("a condition a doctor treats", None),
+        ("Testa", None),  # joined without a separator: the id in the plan's case only
+        ("TestA", "TestA"),
+    ],
+)
+def test_condition_word_forms(text: str, hit: str | None) -> None:
+    found = [x.excerpt for x in leaks(text, MARKERS) if x.kind == "condition-word"]
+    assert found == ([hit] if hit else [])
