@@ -183,18 +183,25 @@ class _Lines:
 
 
 def _bracket_leaks(lines: _Lines, markers: Sequence[str]) -> Iterator[Leak]:
-    """Marker and marker-like tokens by markers.py's grammar, code spans and fences included."""
+    """Marker and marker-like tokens by markers.py's grammar, code spans and fences included.
+
+    markers.py reads a copy with code marks blanked (same offsets); excerpts come from the text.
+    """
     if "[" not in lines.text:
         return
+
+    def leak(line: int, kind: str, token: str, start: int) -> Leak:
+        col = lines.body(line).translate(_CODE_CHARS).find(token, start)
+        return Leak(line, kind, _excerpt(lines.body(line)[col : col + len(token)]), col + 1)
+
     probe = _PROBE_HEAD + lines.text.translate(_CODE_CHARS)
     for tok in find_tokens(probe, markers):
-        yield Leak(tok.line - 2, "marker", _excerpt(tok.token), tok.column)
+        yield leak(tok.line - 2, "marker", tok.token, tok.column - 1)
     cursor: dict[int, int] = {}
     for unk in unknown_tokens(probe, markers):
-        line = unk.line - 2
-        col = lines.body(line).find(unk.token, cursor.get(line, 0))
-        cursor[line] = col + 1
-        yield Leak(line, "unknown-marker", _excerpt(unk.token), col + 1)
+        found = leak(unk.line - 2, "unknown-marker", unk.token, cursor.get(unk.line, 0))
+        cursor[unk.line] = found.column
+        yield found
 
 
 def _regex_leaks(

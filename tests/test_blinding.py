@@ -192,6 +192,16 @@ def test_leaks_names_every_tell_with_its_line_and_column() -> None:
     ]
 
 
+def test_leak_excerpts_and_columns_come_from_the_text() -> None:
+    text = "x [AB~C] then `[AB~C]` and \\[HYP] ~~~[FACT]\n"
+    assert [(x.column, x.kind, x.excerpt) for x in leaks(text, MARKERS)] == [
+        (3, "unknown-marker", "[AB~C]"),
+        (16, "unknown-marker", "[AB~C]"),
+        (29, "marker", "[HYP]"),
+        (38, "marker", "[FACT]"),
+    ]
+
+
 def test_leaks_follow_the_plan_condition_ids() -> None:
     text = "Condition treated versus condition plain; Condition B.\n"
     found = [x.excerpt for x in leaks(text, MARKERS, conditions=("plain", "treated"))]

@@ -59,8 +59,10 @@ def test_normalise_is_idempotent(document: str) -> None:
 @given(documents)
 def test_leaks_never_crash_and_point_into_the_text(text: str) -> None:
     found = leaks(text, PLAN_MARKERS, [r"(?i)epistemic"])
-    n_lines = len(re.split(r"\r\n|\r|\n", text))
-    assert all(1 <= x.line <= n_lines and x.column >= 1 and x.excerpt for x in found)
+    lines = re.split(r"\r\n|\r|\n", text)
+    for x in found:  # each leak points at what it quotes
+        assert 1 <= x.line <= len(lines) and x.column >= 1 and x.excerpt
+        assert lines[x.line - 1][x.column - 1 :].startswith(x.excerpt.removesuffix("…"))
     protocol = re.search(r"(?i)(?<![^\W_])aoven", text) is not None
     assert protocol == any(x.kind in ("protocol-word", "aoven-header") for x in found)
 
