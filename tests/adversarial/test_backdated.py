@@ -193,3 +193,35 @@ def test_backdated_seal_with_a_forged_old_date(lab: Lab) -> None:
     data = expect(lab, [("unproven-order", "redteam")])
     assert at(data, "unproven-order", "redteam")["commit"] == late
 
+
+
+def test_reveal_added_and_removed_on_a_side_branch_is_still_unordered(lab: Lab) -> None:
+    """A side branch whose net effect on the study is nil (reveal, then delete) still showed
+    cto's scores; history simplification must not drop it."""
+    lab.start()
+    seal_cto = lab.seal("cto")
+    lab.branch("peek", seal_cto)
+    peek = lab.reveal("cto")
+    lab.git("rm", "-q", lab.score_path("cto"))
+    gone = lab.put("cto", "take it back")
+    lab.checkout("main")
+    seal_log = lab.seal("logician")
+    lab.land("peek")
+    data = expect(lab, [("deleted-after-seal", "cto"), ("unproven-order", "logician")])
+    assert at(data, "deleted-after-seal", "cto")["commit"] == gone
+    v = at(data, "unproven-order", "logician")
+    assert v["commit"] == seal_log and names(v, peek)
+
+
+def test_backdated_seal_rebased_onto_the_reveals(lab: Lab) -> None:
+    """Landing the backdated seal by rebase puts the reveals into its ancestry: visible."""
+    c = sealed_and_revealed(lab)
+    lab.branch("late", c["seal-logician"])
+    lab.seal("redteam")
+    lab.git("rebase", "-q", "main", "late")
+    rebased = lab.head()
+    lab.checkout("main")
+    lab.git("merge", "-q", "--ff-only", "late")
+    assert lab.is_ancestor(c["reveal-cto"], rebased)
+    data = expect(lab, [("visible-at-seal", "redteam")])
+    assert at(data, "visible-at-seal", "redteam")["commit"] == rebased

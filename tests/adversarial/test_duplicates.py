@@ -112,6 +112,19 @@ def test_stray_copy_leaked_before_other_rater_sealed(lab: Lab, path: str) -> Non
     assert v["commit"] == bad and path in v["message"]
 
 
+def test_stray_copy_added_and_deleted_before_other_rater_sealed(lab: Lab) -> None:
+    """Deleting the copy again does not make it unread."""
+    lab.start()
+    lab.seal("cto")
+    leak = lab.file("cto", "docs/scores_cto.txt", lab.texts[("cto", "unblinded")], "copy")
+    lab.git("rm", "-q", "docs/scores_cto.txt")
+    lab.put("cto", "oops")
+    bad = lab.seal("logician")
+    data = expect(lab, [("stray-scores", "cto"), ("visible-at-seal", "logician")])
+    assert at(data, "stray-scores", "cto")["commit"] == leak
+    assert at(data, "visible-at-seal", "logician")["commit"] == bad
+
+
 def test_score_table_pasted_into_notes_with_front_matter(lab: Lab) -> None:
     """No `scores_` in the name: the table itself and its front matter make it cto's scores."""
     lab.start()

@@ -189,8 +189,9 @@ def test_ssh_signed_history_with_require_signed(lab: Lab, keys: dict[str, Path])
 
 def test_crlf_editor_with_autocrlf(lab: Lab) -> None:
     """An editor saving CRLF under `core.autocrlf=true`: the digest is over the bytes git stores,
-    so the CLI's seal and reveal verify clean."""
+    so the CLI's seal and reveal (through the hook) verify clean."""
     lab.start()
+    lab.install_hook()
     lab.git("config", "core.autocrlf", "true")
     for r in RATERS:
         lab.write(lab.score_path(r), sheet_text(r).replace("\n", "\r\n").encode())

@@ -48,6 +48,17 @@ def test_email_changed_after_seal_does_not_authorize(lab: Lab, emails: str, auth
     assert at(data, "unauthorized-author", "cto")["commit"] == bad
 
 
+def test_email_added_later_does_not_legalize_an_earlier_seal(lab: Lab) -> None:
+    """The lead committed cto's seal, then added the lead's address to cto's e-mails."""
+    lab.start()
+    forged = lab.seal("cto", who="lead")
+    change = replan(lab, CTO, CTO.replace("[cto@example.org]", "[cto@example.org, lead@example.org]"))
+    lab.seal("logician")
+    data = expect(lab, [("plan-changed-after-seal", None), ("unauthorized-author", "cto")])
+    assert at(data, "plan-changed-after-seal", None)["commit"] == change
+    assert at(data, "unauthorized-author", "cto")["commit"] == forged
+
+
 def test_required_false_later_leaves_rater_pending(lab: Lab) -> None:
     """logician never sealed; making them optional afterwards does not make the study complete."""
     lab.start()
