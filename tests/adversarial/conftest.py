@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from aoven_git.model import SheetId
-from aoven_git.seal_rules import format_seal, sha256
+from aoven_git.seals import format_seal, sha256
 from tests.conftest import Result, run_cli
 from tests.sealing.conftest import PEOPLE, PLAN, Study, codes
 
