@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from aoven_git import __version__
-from aoven_git.errors import AovenError
+from aoven_git.errors import AovenError, UsageError
 
 #: command name → (module under aoven_git.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -76,9 +76,19 @@ def cli(ctx: click.Context, repo: str | None, plan: str | None) -> None:
     ctx.obj = {"repo": repo, "plan": plan}
 
 
+def _control_characters(argv: list[str]) -> None:
+    """Refuse arguments with control characters (a newline in a path, an escape sequence): git's
+    batch protocols cannot carry them and a terminal would act on them. Shown escaped, never raw."""
+    for n, arg in enumerate(argv, start=1):
+        if any(ord(c) < 32 or ord(c) == 127 for c in arg):
+            raise UsageError(f"argument {n} ({ascii(arg)}) contains a control character; paths, "
+                             "revisions and ids may not")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit status; the one error handler of the program."""
     try:
+        _control_characters(list(sys.argv[1:] if argv is None else argv))
         result: Any = cli.main(args=argv, prog_name="aoven-git", standalone_mode=False)
     except AovenError as exc:
         click.echo(f"aoven-git: error: {exc}", err=True)

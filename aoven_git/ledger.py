@@ -74,8 +74,8 @@ class SheetRecord:
     fingerprints: dict[int, str] = field(default_factory=dict)  # point -> what it fixes
     kinds: dict[int, str] = field(default_factory=dict)  # point -> "digest" | "content"
     digest: SealFile | None = None  # the primary point's digest seal, when it is one
-    seal_blobs: dict[str, str] = field(default_factory=dict)  # seal path -> blob it was sealed with
-    first_content: dict[str, str] = field(default_factory=dict)  # score path -> first blob
+    seal_blobs: dict[str, set[str]] = field(default_factory=dict)  # seal path -> blobs it was sealed with
+    first_content: dict[str, str] = field(default_factory=dict)  # score path -> blob a content seal fixed
 
     @property
     def primary(self) -> int:
@@ -243,12 +243,12 @@ def _seal_points(rec: SheetRecord, hist: History, events: list[dict[str, Event]]
     if not rec.points:
         return
     for sp in rec.seal_paths:
-        at = next((i for i, ev in enumerate(events) if ev.get(sp) == "add"), None)
-        if at is not None:
-            rec.seal_blobs[sp] = hist.nodes[at].state[sp].blob
-    for cp in rec.score_paths:
+        adds = [i for i, ev in enumerate(events) if ev.get(sp) == "add"]
+        # the first add, and the add at every seal point (a parallel reseal is `resealed`, once)
+        rec.seal_blobs[sp] = {hist.nodes[i].state[sp].blob for i in adds if i == adds[0] or i in rec.kinds}
+    for cp in rec.score_paths:  # content that a content seal point itself fixed
         at = next((i for i, ev in enumerate(events) if ev.get(cp) == "add"), None)
-        if at is not None:
+        if at is not None and rec.kinds.get(at) == "content":
             rec.first_content[cp] = hist.nodes[at].state[cp].blob
     if rec.kind == "digest":
         data = hist.blobs.get(hist.nodes[rec.primary].state[rec.path].blob) if rec.path in \

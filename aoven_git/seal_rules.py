@@ -194,8 +194,9 @@ def _order_of(led: Ledger, rec: SheetRecord, pts: list[Plaintext], together: dic
         for pt in pts:
             if any(led.before(p, pt.node) for p in group):
                 continue  # proven: the seal came first
-            if rec.id.rater in together.get(pt.node, ()) and pt.rater in together.get(pt.node, ()):
-                continue  # reported as sealed-together
+            if pt.node in group and rec.id.rater in together.get(pt.node, ()) \
+                    and pt.rater in together.get(pt.node, ()):
+                continue  # this very seal is a content seal landing with theirs: sealed-together
             seen = next((p for p in group if led.at_or_before(pt.node, p)), None)
             if seen is not None:
                 out.visible.setdefault((seen, rec.id), []).append(pt)
@@ -235,32 +236,34 @@ def unproven_order(led: Ledger) -> Iterator[Found]:
 
 
 def _content_ok(led: Ledger, rec: SheetRecord, path: str, entry: Entry) -> tuple[bool, str]:
+    """Content is sealed when it is bytes some seal point of the sheet fixed (a parallel reseal is
+    reported once, as `resealed`, not again wherever its bytes travel)."""
     if entry.symlink:
         return True, ""  # reported once as `symlink` where the link is committed
-    if rec.kind == "digest" and rec.digest is not None:
-        data = led.hist.blobs.get(entry.blob)
-        if data is None:
-            return False, "its content could not be read (too large?)"
-        got = sha256(data)
-        if got == rec.digest.digest:
-            return True, ""
-        return False, f"SHA-256 {got[:12]}… differs from the sealed digest {rec.digest.digest[:12]}…"
+    data = led.hist.blobs.get(entry.blob)
     if entry.blob == rec.first_content.get(path):
         return True, ""
+    if data is not None and sha256(data) in rec.fingerprints.values():
+        return True, ""
+    if rec.kind == "digest" and rec.digest is not None:
+        if data is None:
+            return False, "its content could not be read (too large?)"
+        return False, f"SHA-256 {sha256(data)[:12]}… differs from the sealed digest {rec.digest.digest[:12]}…"
     return False, "its bytes differ from the sealed version"
 
 
 def _sealed_file_problems(led: Ledger, rec: SheetRecord, i: int,
                           present: dict[str, int]) -> Iterator[tuple[str, str, str]]:
     node = led.nodes[i]
-    for sp, blob in rec.seal_blobs.items():
-        if led.hist.anc[i] & present.get(sp, 0):
+    # the sheet's own file and seal file; a second file is `duplicate-sheet`, reported once
+    for sp, blobs in rec.seal_blobs.items():
+        if sp == rec.seal_paths[0] and led.hist.anc[i] & present.get(sp, 0):
             e = node.state.get(sp)
             if e is None:
                 yield sp, "deleted-after-seal", f"seal file {sp} of {rec.id} was deleted"
-            elif e.blob != blob:
+            elif e.blob not in blobs:
                 yield sp, "modified-after-seal", f"seal file {sp} of {rec.id} was changed"
-    for cp in rec.score_paths:
+    for cp in rec.score_paths[:1]:
         if not led.hist.anc[i] & present.get(cp, 0):
             continue
         e = node.state.get(cp)
@@ -446,6 +449,7 @@ class SealReport:
     git_calls: int = 0
     plan: Plan | None = None  # the plan the history was judged by (as of the first seal)
     signers_blob: bytes | None = None  # the allowed-signers file as of the first seal
+    first_seal: str | None = None  # the commit whose plan the history is judged by
 
     @property
     def blocking(self) -> list[Violation]:
@@ -589,6 +593,8 @@ def check(head_plan: Plan, hist: History, plan_path: str) -> SealReport:
     _seals_and_timeline(led, report)
     report.pending = _pending(led)
     signers = led.plan.security.allowed_signers
+    if led.first_seals:
+        report.first_seal = led.nodes[led.first_seals[0]].sha
     if signers and led.nodes:
         report.signers_blob = led.blob(led.first_seals[0] if led.first_seals else len(led.nodes) - 1, signers)
     return report

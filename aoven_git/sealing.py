@@ -51,6 +51,31 @@ def committed_plan(root: Path, plan_path: str, commit: str) -> Plan:
     return parse_plan(blob[1], display=f"{plan_path}@{commit[:10]}")
 
 
+def last_readable_plan(root: Path, plan_path: str, commit: str, error: PlanError) -> Plan:
+    """When the plan at the verified revision cannot be read (too large, broken, an alias bomb),
+    history is still judged: by the newest committed version that reads (the rules then use the
+    plan of the first seal and report the broken one as a change). Three git calls; `error` is
+    raised again when no version reads."""
+    from aoven_git.history import parse_log
+    from aoven_git.plan import MAX_PLAN_BYTES, parse_plan
+
+    raws = parse_log(gitio.log_raw(root, commit, [f":(literal){plan_path}"]))
+    blobs = [new.split(" ")[1] for r in raws for status, path, new in r.changes
+             if path == plan_path and status != "D"]
+    sizes = gitio.object_sizes(root, blobs)
+    small = [b for b in blobs if sizes.get(b, MAX_PLAN_BYTES + 1) <= MAX_PLAN_BYTES]
+    found = gitio.cat_file(root, small)
+    for blob in small:
+        obj = found.get(blob)
+        if obj is None:
+            continue
+        try:
+            return parse_plan(obj[1], display=f"{plan_path} ({blob[:10]})")
+        except PlanError:
+            continue
+    raise error
+
+
 def verify(root: Path, plan_path: str, rev: str = "HEAD") -> SealReport:
     """Check the sealing rules on the history of `rev`; the plan is read from that commit."""
     from aoven_git import ledger
@@ -69,7 +94,12 @@ def verify(root: Path, plan_path: str, rev: str = "HEAD") -> SealReport:
             "(in GitHub Actions: actions/checkout with fetch-depth: 0)"))
         return report
     commit = _commit_of(root, rev)
-    plan = committed_plan(root, plan_path, commit)
+    try:
+        plan = committed_plan(root, plan_path, commit)
+    except PlanError as exc:
+        if "not committed" in exc.message:
+            raise
+        plan = last_readable_plan(root, plan_path, commit, exc)
     hist = read_history(str(root), commit, pathspecs=ledger.pathspecs(plan, plan_path),
                         track=lambda p: ledger.tracked(plan, plan_path, p),
                         want_blob=ledger.want_blob(plan, plan_path, MAX_PLAN_BYTES))  # type: ignore[arg-type]
@@ -78,6 +108,12 @@ def verify(root: Path, plan_path: str, rev: str = "HEAD") -> SealReport:
     judged = report.plan or plan
     if judged.security.require_signed:
         signers = str(judged.security.allowed_signers)
+        if report.signers_blob is None and report.first_seal and signers != plan.security.allowed_signers:
+            # the plan at the verified revision names another signers file (a violation already):
+            # the one of the first seal was not part of the history read, so read it directly
+            spec = f"{report.first_seal}:{signers}"
+            found = gitio.cat_file(root, [spec]).get(spec)
+            report.signers_blob = found[1] if found else None
         if gitio.cat_file(root, [f"{commit}:{signers}"]).get(f"{commit}:{signers}") is None:
             raise PlanError(f"security.allowed_signers: {signers} is not committed at {commit[:10]}; "
                             "commit the allowed-signers file with the plan", path=plan_path)
