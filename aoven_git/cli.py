@@ -81,7 +81,7 @@ def _control_characters(argv: list[str]) -> None:
     batch protocols cannot carry them and a terminal would act on them. Shown escaped, never raw."""
     for n, arg in enumerate(argv, start=1):
         if any(ord(c) < 32 or ord(c) == 127 for c in arg):
-            raise UsageError(f"argument {n} ({ascii(arg)}) contains a control character; paths, "
+            raise UsageError(f"argument {n} ({arg!a}) contains a control character; paths, "
                              "revisions and ids may not")
 
 
