@@ -226,6 +226,43 @@ def _duplicate_findings(sheets: list[ScoreSheet]) -> dict[str, list[Finding]]:
     return out
 
 
+def _other(plan: Plan, path: str) -> FileResult:
+    message = (
+        "not a score or reconciliation file of the study (expected "
+        f"{plan.study_dir}/scores_<rater>[_<round>][_<pass>].md or reconciliation[_<round>][_<pass>].md)"
+    )
+    return FileResult(path, "other", None, None, None, 0, (Finding(path, 1, "not-a-score-file", message),))
+
+
+def _score_result(sheet: ScoreSheet) -> FileResult:
+    known = bool(sheet.sheet.rater)
+    return FileResult(
+        sheet.path,
+        "score",
+        sheet.sheet.rater if known else None,
+        sheet.sheet.pass_id if known else None,
+        sheet.sheet.round_id if known else None,
+        len(sheet.cells),
+        sheet.findings,
+        sheet.layout,
+        getattr(sheet, "notes", ()),
+    )
+
+
+def _study_checks(plan: Plan, sheets: list[ScoreSheet], reader: ResponseTexts) -> list[ScoreSheet]:
+    """The sheets with the findings only the study can tell: duplicates, and quotes."""
+    extra = _duplicate_findings(sheets)
+    final: list[ScoreSheet] = []
+    for sheet in sheets:
+        added = extra.get(sheet.path, [])
+        if sheet.cells and reader.available:
+            added = [*added, *_quote_findings(plan, sheet, reader)]
+        if added:
+            sheet = replace(sheet, findings=sort_findings((*sheet.findings, *added)))
+        final.append(sheet)
+    return final
+
+
 def validate_sources(
     plan: Plan,
     files: Mapping[str, bytes],
@@ -250,46 +287,10 @@ def validate_sources(
         elif kind == "reconciliation":
             recon.append(path)
         else:
-            results[path] = FileResult(
-                path,
-                "other",
-                None,
-                None,
-                None,
-                0,
-                (
-                    Finding(
-                        path,
-                        1,
-                        "not-a-score-file",
-                        "not a score or reconciliation file of the study (expected "
-                        f"{plan.study_dir}/scores_<rater>[_<round>][_<pass>].md or "
-                        "reconciliation[_<round>][_<pass>].md)",
-                    ),
-                ),
-            )
-    extra = _duplicate_findings(sheets)
+            results[path] = _other(plan, path)
     reader = ResponseTexts(plan, root=root, given=responses)
-    final: list[ScoreSheet] = []
-    for sheet in sheets:
-        added = extra.get(sheet.path, [])
-        if sheet.cells and (root is not None or responses is not None):
-            added = [*added, *_quote_findings(plan, sheet, reader)]
-        if added:
-            sheet = replace(sheet, findings=sort_findings((*sheet.findings, *added)))
-        final.append(sheet)
-        known = bool(sheet.sheet.rater)
-        results[sheet.path] = FileResult(
-            sheet.path,
-            "score",
-            sheet.sheet.rater if known else None,
-            sheet.sheet.pass_id if known else None,
-            sheet.sheet.round_id if known else None,
-            len(sheet.cells),
-            sheet.findings,
-            sheet.layout,
-            getattr(sheet, "notes", ()),
-        )
+    final = _study_checks(plan, sheets, reader)
+    results.update((sheet.path, _score_result(sheet)) for sheet in final)
     for path in recon:
         results[path] = _check_reconciliation(plan, path, files[path], final, path in links, reader)
     return ValidationReport(final, [results[p] for p in sorted(results)])
