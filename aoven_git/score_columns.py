@@ -152,6 +152,8 @@ def _dimension_column(raw: str, ids: PlanIds, cols: Columns, idx: int) -> bool:
         (cols.original if _name(after) in _ORIGINAL_WORDS else cols.new)[idx] = d
     elif d not in cols.dims.values():
         cols.dims[idx] = d  # plain, or with a label after the id: `C1 marker accuracy`
+    else:
+        cols.ignored.append(idx)  # the dimension's second column: the first one counts
     return True
 
 
@@ -163,15 +165,19 @@ def read_header(header: list[str], ids: PlanIds) -> Columns:
         name = _name(raw)
         role = ROLE_NAMES.get(name)
         if role is not None:
+            if role in cols.roles:
+                cols.ignored.append(idx)  # the role's second column: the first one counts
             cols.roles.setdefault(role, idx)
             continue
         with_condition = _role_with_condition(name, ids)
         if with_condition is not None:
             role, c = with_condition
-            if role == "question" and "question" not in cols.roles:
+            if role == "sum":
+                cols.totals[idx] = c
+            elif "question" not in cols.roles:
                 cols.roles["question"], cols.condition = idx, c
-            elif role == "sum":
-                cols.totals.setdefault(idx, c)
+            else:
+                cols.ignored.append(idx)
             continue
         if _dimension_column(raw, ids, cols, idx):
             continue

@@ -361,3 +361,53 @@ def test_simple_front_matter_agrees_with_yaml(lines: list[str], newline: str) ->
 
 def test_plan_fixture_is_the_default() -> None:
     assert isinstance(PLAN, Plan) and PLAN.scale.max == 3
+
+
+header_word = st.one_of(
+    cell_text,
+    st.sampled_from(
+        [
+            "D1 A",
+            "A D1",
+            "D7'",
+            "D8′",
+            "Original D7",
+            "New D7",
+            "D7 new",
+            "A Total",
+            "Total (B)",
+            "Σ B",
+            "Q (Test B)",
+            "Item",
+            "Conditon",
+            "Dim3",
+            "Scroe",
+            "Time-sensitive",
+            "C1 label",
+            "Test B",
+            "Cited phrase",
+        ]
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(header_word, max_size=14))
+def test_every_header_column_has_exactly_one_meaning(header: list[str]) -> None:
+    from aoven_git.score_columns import read_header
+    from aoven_git.score_ids import ids_for
+
+    cols = read_header(header, ids_for(PLAN))
+    meanings = [
+        *cols.roles.values(),
+        *cols.dims,
+        *cols.summary,
+        *cols.totals,
+        *cols.new,
+        *cols.original,
+        *cols.unknown_dims,
+        *(i for i, _ in cols.misspelt),
+        *cols.ignored,
+    ]
+    assert sorted(meanings) == list(range(len(header)))  # every column has one meaning
+    assert cols.kind in (None, "wide", "long", "sectioned", "summary", "rescore")
