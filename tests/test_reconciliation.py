@@ -1,4 +1,4 @@
-"""Reconciliation files (SPEC §4.4): parsing, every finding code at its line, quote matching (§4.5).
+"""Reconciliation files (docs/score-files.md): parsing, every finding code at its line, quote matching.
 
 The example study's scores are the reference: README of tests/phase2 states that Q6/A/D3 is the
 only flagged cell of the unblinded pass (CTO 1, Logician 3, Red Team 2) and that Q3/B/D5 differs
@@ -313,7 +313,7 @@ def test_no_quote_only_for_flagged_cells() -> None:
     assert codes(GOOD + "| Q3/B/D5 | cto | I read it as neutral. | 1 |\n") == set()
 
 
-# --------------------------------------------------------------------------- quotes (SPEC §4.5)
+# --------------------------------------------------------------------------- quotes
 
 
 def test_quote_not_found_near_miss() -> None:

@@ -412,3 +412,24 @@ def test_validate_verbose_lists_ignored_columns_and_tables(tmp_path: Path) -> No
     ]
     plain = json.loads(run_cli("validate", "--format", "json", cwd=root).out)
     assert all("notes" not in f for f in plain["files"])
+
+
+def test_validate_reports_a_wrong_summary_with_file_and_line(tmp_path: Path) -> None:
+    root = tmp_path / "study"
+    (root / "tests" / "phase2").mkdir(parents=True)
+    shutil.copy(DEFAULT_PLAN, root / "aoven.yaml")
+    text = read("sectioned_summary.md")
+    target = root / "tests" / "phase2" / "scores_cto.md"
+    target.write_text(text, "utf-8")
+    assert run_cli("validate", cwd=root).code == 0
+    row_line, cells = next((n, c) for n, c in rows_after(text, "| Q | D1 A |") if c[0] == "Q2")
+    score, detail_line = detail_scores(text)[("Q2", "A", "D1")]
+    target.write_text(
+        replace_line(text, row_line, f"| Q2 | {cells[1]} |", f"| Q2 | {(score + 1) % 4} |"), "utf-8"
+    )
+    r = run_cli("validate", cwd=root)
+    assert r.code == 1
+    assert (
+        f"tests/phase2/scores_cto.md:{row_line}: error[summary-mismatch]: summary: Q2/A/D1 is written "
+        f"{(score + 1) % 4}, but line {detail_line} scores it {score}"
+    ) in r.out
