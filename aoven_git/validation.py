@@ -3,7 +3,7 @@
 `scorefile` judges one file on its own; this module knows about the study: every score file of
 the study dir (work tree or git index), two files claiming the same rater/pass/round, and
 citation quotes checked against the response each cell scores. The report is plain data that
-the `validate` command renders as text, JSON (SPEC §8) or GitHub annotations.
+the `validate` command renders as text, JSON or GitHub annotations (docs/score-files.md).
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from aoven_git.model import Finding, Plan, ScoreSheet, SheetId
+from aoven_git.model import Finding, Findings, Plan, ScoreSheet, SheetId, sort_findings
 from aoven_git.naming import classify
-from aoven_git.scorefile import MAX_BYTES, parse_score_file
+from aoven_git.quotes import ResponseTexts, extract_quotes, has_quote, shorten
+from aoven_git.scorefile import MAX_BYTES, Note, parse_score_file
 
 STUDY_KINDS = ("score", "reconciliation")
 
@@ -33,6 +34,7 @@ class FileResult:
     cells: int
     findings: tuple[Finding, ...]
     layout: str | None = None
+    notes: tuple[Note, ...] = ()  # read but not used: ignored tables and columns (`--verbose`)
 
     @property
     def errors(self) -> list[Finding]:
@@ -42,8 +44,8 @@ class FileResult:
     def warnings(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == "warning"]
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
+    def as_dict(self, *, verbose: bool = False) -> dict[str, Any]:
+        out = {
             "path": self.path,
             "kind": self.kind,
             "rater": self.rater,
@@ -54,6 +56,9 @@ class FileResult:
             "errors": [f.as_dict() for f in self.errors],
             "warnings": [f.as_dict() for f in self.warnings],
         }
+        if verbose:
+            out["notes"] = [{"line": n.line, "message": n.message} for n in self.notes]
+        return out
 
 
 @dataclass
@@ -80,11 +85,11 @@ class ValidationReport:
     def warning_count(self) -> int:
         return sum(len(f.warnings) for f in self.files)
 
-    def as_dict(self) -> dict[str, Any]:
-        """SPEC §8 `validate` JSON: `ok` and `files[]`."""
+    def as_dict(self, *, verbose: bool = False) -> dict[str, Any]:
+        """`validate` JSON: `ok` and `files[]` (with `notes[]` when verbose)."""
         return {
             "ok": self.ok,
-            "files": [f.as_dict() for f in self.files],
+            "files": [f.as_dict(verbose=verbose) for f in self.files],
             "summary": {"files": len(self.files), "errors": self.error_count, "warnings": self.warning_count},
         }
 
@@ -133,7 +138,7 @@ def _check_reconciliation(
     data: bytes,
     sheets: list[ScoreSheet],
     is_symlink: bool,
-    responses: _Responses | None = None,
+    responses: ResponseTexts,
 ) -> FileResult:
     """THE place reconciliation files are dispatched to their checker
     (`aoven_git.reconciliation`: parse, then check against the sheets and the responses).
@@ -146,28 +151,17 @@ def _check_reconciliation(
 
     rec = parse_reconciliation(plan, path, data, is_symlink=is_symlink)
     pool = list(sheets)
-    reader = responses
-    work_tree = reader is not None and reader.root is not None and reader.given is None
-    if work_tree and reader is not None and reader.root is not None and not any(
+    work_tree = responses.root is not None and responses.given is None
+    if work_tree and responses.root is not None and not any(
         s.sheet.pass_id == rec.pass_id and s.sheet.round_id == rec.round_id for s in sheets
     ):
-        files, links = work_tree_sources(reader.root, plan)
+        files, links = work_tree_sources(responses.root, plan)
         pool += [
             parse_score_file(plan, p, b, is_symlink=p in links)
             for p, b in files.items()
             if classify(plan, p).kind == "score"
         ]
-    texts: dict[str, str] | None = None
-    p, rnd = plan.pass_(rec.pass_id), plan.round_(rec.round_id)
-    if reader is not None and (reader.root is not None or reader.given is not None) and p and rnd:
-        texts = {}
-        for q in rnd.questions:
-            for c in p.conditions:
-                for stripped in dict.fromkeys((p.stripped, False)):
-                    text = reader.get(reader.path(q, c, stripped))
-                    if text is not None:
-                        texts[reader.path(q, c, stripped)] = text
-    findings = check_reconciliation(plan, rec, pool, texts)
+    findings = check_reconciliation(plan, rec, pool, responses if responses.available else None)
     return FileResult(
         path,
         "reconciliation",
@@ -179,111 +173,36 @@ def _check_reconciliation(
     )
 
 
-class _Responses:
-    """Response texts by repository path, read lazily (each file at most once)."""
-
-    def __init__(self, plan: Plan, root: Path | None, given: Mapping[str, str] | None) -> None:
-        self.plan = plan
-        self.root = root
-        self.given = given
-        self.cache: dict[str, str | None] = {}
-
-    def get(self, path: str) -> str | None:
-        if path in self.cache:
-            return self.cache[path]
-        text: str | None = None
-        if self.given is not None:
-            text = self.given.get(path)
-        elif self.root is not None:
-            try:
-                text = read_limited(self.root / path).decode("utf-8", "replace")
-            except OSError:
-                text = None
-        self.cache[path] = text
-        return text
-
-    def path(self, question: str, condition: str, stripped: bool) -> str:
-        return f"{self.plan.study_dir}/{self.plan.response_path(condition, question, stripped=stripped)}"
-
-    def text(self, question: str, condition: str, stripped: bool) -> str | None:
-        """The response a cell was scored on. Before `strip-markers` has written the stripped
-        copy, it is derived from the original exactly as `strip-markers` would write it."""
-        text = self.get(self.path(question, condition, stripped))
-        if text is None and stripped:
-            original = self.get(self.path(question, condition, False))
-            if original is not None:
-                from aoven_git.markers import strip_response
-
-                text = strip_response(original, self.plan.markers).text
-                self.cache[self.path(question, condition, True)] = text
-        return text
-
-
-def _quote_findings(plan: Plan, sheet: ScoreSheet, responses: _Responses) -> list[Finding]:
+def _quote_findings(plan: Plan, sheet: ScoreSheet, responses: ResponseTexts) -> list[Finding]:
     """`quote-not-found` for each quoted phrase of a citation missing from the cell's response."""
-    try:
-        from aoven_git.quotes import extract_quotes, find_quote, quote_in
-    except ImportError:  # pragma: no cover - quotes.py ships with the package
-        return []
     p = plan.pass_(sheet.sheet.pass_id)
     rnd = plan.round_(sheet.sheet.round_id)
     if p is None or rnd is None:
         return []
-    markers = () if p.stripped else plan.markers
-    out: list[Finding] = []
+    found = Findings(sheet.path)
     reported: set[tuple[int, str]] = set()
     missing_files: set[str] = set()
-    others: dict[str, str] | None = None
     for cell in sheet.cells:
-        if (
-            '"' not in cell.citation
-            and "“" not in cell.citation
-            and "„" not in cell.citation
-            and "«" not in cell.citation
-        ):
+        if not has_quote(cell.citation):
             continue
-        own = responses.path(cell.key.question, cell.key.condition, p.stripped)
-        text = responses.text(cell.key.question, cell.key.condition, p.stripped)
         for quote in extract_quotes(cell.citation):
             if (cell.line, quote) in reported:
                 continue
             reported.add((cell.line, quote))
-            if text is None:
-                if own not in missing_files:
-                    missing_files.add(own)
-                    out.append(
-                        Finding(
-                            sheet.path,
-                            cell.line,
-                            "response-missing",
-                            f"{cell.key}: cannot check quotes, the response {own} does not exist",
-                            "warning",
-                        )
-                    )
-                continue
-            if quote_in(quote, text, markers=markers):
-                continue
-            if others is None:
-                others = {}
-                for q in rnd.questions:
-                    for c in p.conditions:
-                        other = responses.path(q, c, p.stripped)
-                        other_text = responses.text(q, c, p.stripped)
-                        if other != own and other_text is not None:
-                            others[other] = other_text
-            elsewhere = find_quote(quote, others, markers=markers)
-            shown = quote if len(quote) <= 80 else quote[:77] + "..."
-            where = f"; it occurs in {', '.join(elsewhere)}" if elsewhere else ""
-            out.append(
-                Finding(
-                    sheet.path,
+            where = responses.check(quote, cell.key.question, cell.key.condition, p, rnd)
+            if where.missing and where.path not in missing_files:
+                missing_files.add(where.path)
+                found.warn(
                     cell.line,
-                    "quote-not-found",
-                    f'{cell.key}: quote "{shown}" is not in {own}{where}',
-                    "warning",
+                    "response-missing",
+                    f"{cell.key}: cannot check quotes, the response {where.path} does not exist",
                 )
-            )
-    return out
+            if where.missing or where.found:
+                continue
+            also = f"; it occurs in {', '.join(where.elsewhere)}" if where.elsewhere else ""
+            message = f'{cell.key}: quote "{shorten(quote)}" is not in {where.path}{also}'
+            found.warn(cell.line, "quote-not-found", message)
+    return found.items
 
 
 def _duplicate_findings(sheets: list[ScoreSheet]) -> dict[str, list[Finding]]:
@@ -305,6 +224,43 @@ def _duplicate_findings(sheets: list[ScoreSheet]) -> dict[str, list[Finding]]:
         else:
             first[sheet.sheet] = sheet.path
     return out
+
+
+def _other(plan: Plan, path: str) -> FileResult:
+    message = (
+        "not a score or reconciliation file of the study (expected "
+        f"{plan.study_dir}/scores_<rater>[_<round>][_<pass>].md or reconciliation[_<round>][_<pass>].md)"
+    )
+    return FileResult(path, "other", None, None, None, 0, (Finding(path, 1, "not-a-score-file", message),))
+
+
+def _score_result(sheet: ScoreSheet) -> FileResult:
+    known = bool(sheet.sheet.rater)
+    return FileResult(
+        sheet.path,
+        "score",
+        sheet.sheet.rater if known else None,
+        sheet.sheet.pass_id if known else None,
+        sheet.sheet.round_id if known else None,
+        len(sheet.cells),
+        sheet.findings,
+        sheet.layout,
+        getattr(sheet, "notes", ()),
+    )
+
+
+def _study_checks(plan: Plan, sheets: list[ScoreSheet], reader: ResponseTexts) -> list[ScoreSheet]:
+    """The sheets with the findings only the study can tell: duplicates, and quotes."""
+    extra = _duplicate_findings(sheets)
+    final: list[ScoreSheet] = []
+    for sheet in sheets:
+        added = extra.get(sheet.path, [])
+        if sheet.cells and reader.available:
+            added = [*added, *_quote_findings(plan, sheet, reader)]
+        if added:
+            sheet = replace(sheet, findings=sort_findings((*sheet.findings, *added)))
+        final.append(sheet)
+    return final
 
 
 def validate_sources(
@@ -331,48 +287,10 @@ def validate_sources(
         elif kind == "reconciliation":
             recon.append(path)
         else:
-            results[path] = FileResult(
-                path,
-                "other",
-                None,
-                None,
-                None,
-                0,
-                (
-                    Finding(
-                        path,
-                        1,
-                        "not-a-score-file",
-                        "not a score or reconciliation file of the study (expected "
-                        f"{plan.study_dir}/scores_<rater>[_<round>][_<pass>].md or "
-                        "reconciliation[_<round>][_<pass>].md)",
-                    ),
-                ),
-            )
-    extra = _duplicate_findings(sheets)
-    reader = _Responses(plan, root, responses)
-    final: list[ScoreSheet] = []
-    for sheet in sheets:
-        added = extra.get(sheet.path, [])
-        if sheet.cells and (root is not None or responses is not None):
-            added = [*added, *_quote_findings(plan, sheet, reader)]
-        if added:
-            ordered = sorted(
-                (*sheet.findings, *added), key=lambda f: (f.line or 0, f.severity != "error", f.code)
-            )
-            sheet = replace(sheet, findings=tuple(ordered))
-        final.append(sheet)
-        known = bool(sheet.sheet.rater)
-        results[sheet.path] = FileResult(
-            sheet.path,
-            "score",
-            sheet.sheet.rater if known else None,
-            sheet.sheet.pass_id if known else None,
-            sheet.sheet.round_id if known else None,
-            len(sheet.cells),
-            sheet.findings,
-            sheet.layout,
-        )
+            results[path] = _other(plan, path)
+    reader = ResponseTexts(plan, root=root, given=responses)
+    final = _study_checks(plan, sheets, reader)
+    results.update((sheet.path, _score_result(sheet)) for sheet in final)
     for path in recon:
         results[path] = _check_reconciliation(plan, path, files[path], final, path in links, reader)
     return ValidationReport(final, [results[p] for p in sorted(results)])

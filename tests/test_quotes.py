@@ -1,4 +1,4 @@
-"""Quote normalisation and matching (SPEC §4.5)."""
+"""Quote normalisation and matching (docs/score-files.md, "Quotes"), and where responses come from."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aoven_git.quotes import extract_quotes, find_quote, normalise, quote_in
+from aoven_git.quotes import ResponseTexts, extract_quotes, find_quote, normalise, quote_in
 
 MARKERS = ("FACT", "HYP", "CONF", "INTERPRET", "UNCERTAIN", "NOSRC", "REC")
 
@@ -156,3 +156,52 @@ def test_quote_functions_never_raise(quote: str, text: str) -> None:
     extract_quotes(quote)
     n = normalise(text)
     assert n == n.strip() and "  " not in n and "\n" not in n
+
+
+# --------------------------------------------------------------------------- ResponseTexts
+
+
+def _plan():
+    from aoven_git.plan import load_plan
+    from tests.conftest import DEFAULT_PLAN
+
+    return load_plan(DEFAULT_PLAN)
+
+
+def test_response_texts_read_each_file_once_and_derive_stripped_copies(tmp_path) -> None:
+    plan = _plan()
+    folder = tmp_path / plan.study_dir / "test_b"
+    folder.mkdir(parents=True)
+    (folder / "q1.md").write_text("## Response\n\n[FACT] Apples are red. [HYP] Pears too.\n", "utf-8")
+    texts = ResponseTexts(plan, root=tmp_path)
+    assert texts.available and not ResponseTexts(plan).available
+    assert texts.path("Q1", "B", True) == f"{plan.study_dir}/test_b_stripped/q1.md"
+    stripped = texts.text("Q1", "B", True)
+    assert stripped is not None and "[FACT]" not in stripped and "Apples are red." in stripped
+    (folder / "q1.md").write_text("changed", "utf-8")
+    assert texts.text("Q1", "B", False) == "## Response\n\n[FACT] Apples are red. [HYP] Pears too.\n"
+    assert texts.text("Q2", "B", False) is None
+
+
+def test_response_texts_check_says_where_a_quote_is() -> None:
+    plan = _plan()
+    blinded = plan.pass_("blinded")
+    unblinded = plan.primary_pass
+    main = plan.main_round
+    given = {
+        f"{plan.study_dir}/test_b/q1.md": "## Response\n\n[FACT] Apples are red.\n",
+        f"{plan.study_dir}/test_b/q2.md": "## Response\n\nRust uses ownership.\n",
+        f"{plan.study_dir}/test_a/q1.md": "## Response\n\nApples vary in colour.\n",
+    }
+    texts = ResponseTexts(plan, given=given)
+    own = texts.check("Apples are red", "Q1", "B", unblinded, main)
+    assert (own.found, own.missing, own.path) == (True, False, f"{plan.study_dir}/test_b/q1.md")
+    assert texts.check("[FACT] Apples are red", "Q1", "B", unblinded, main).found  # markers allowed
+    other = texts.check("Rust uses ownership", "Q1", "B", unblinded, main)
+    assert not other.found and other.elsewhere == (f"{plan.study_dir}/test_b/q2.md",)
+    assert texts.check("nowhere at all", "Q1", "A", unblinded, main).elsewhere == ()
+    assert texts.check("x", "Q3", "B", unblinded, main).missing
+    # the blinded pass reads the stripped copy, derived from the original
+    stripped = texts.check("Apples are red", "Q1", "B", blinded, main)
+    assert stripped.found and stripped.path == f"{plan.study_dir}/test_b_stripped/q1.md"
+    assert not texts.check("[FACT] Apples", "Q1", "B", blinded, main).found

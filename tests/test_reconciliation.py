@@ -1,4 +1,4 @@
-"""Reconciliation files (SPEC §4.4): parsing, every finding code at its line, quote matching (§4.5).
+"""Reconciliation files (docs/score-files.md): parsing, every finding code at its line, quote matching.
 
 The example study's scores are the reference: README of tests/phase2 states that Q6/A/D3 is the
 only flagged cell of the unblinded pass (CTO 1, Logician 3, Red Team 2) and that Q3/B/D5 differs
@@ -230,18 +230,44 @@ def test_duplicate_row_is_a_warning() -> None:
 # --------------------------------------------------------------------------- against the scores
 
 
-def test_missing_justification_no_row_and_empty_row() -> None:
-    found = codes(HEADER + CTO + LOG)  # no redteam row: reported at the cell's first row
-    assert ("missing-justification", 3, "error") in found
-    found = codes(HEADER + CTO + LOG + "| Q6/A/D3 | redteam |  | 2 |\n")
-    assert ("missing-justification", 3, "error") in found
+def test_missing_justification_points_at_the_raters_row_or_after_the_cells_rows() -> None:
+    flagged = "Q6/A/D3 is flagged (cto 1, logician 3, redteam 2; spread 2 > 1)"
+    # no redteam row: at the cell's last row (line 4, the logician's), where the row belongs
+    missing = [f for f in findings(HEADER + CTO + LOG) if f.code == "missing-justification"]
+    assert [(f.line, f.message) for f in missing] == [
+        (4, f"{flagged}: redteam has no row for it (add one after line 4)")
+    ]
+    # an empty redteam row: at that row, not at another rater's
+    text = HEADER + CTO + "| Q6/A/D3 | redteam |  | 2 |\n" + LOG
+    missing = [f for f in findings(text) if f.code == "missing-justification"]
+    assert [(f.line, f.message) for f in missing] == [
+        (4, f"{flagged}: the row of redteam has no justification")
+    ]
+
+
+def test_missing_rows_of_two_raters_are_reported_separately() -> None:
+    text = HEADER + CTO + "| Q6/A/D3 | logician |  |  |\n" + "| Q1/A/D1 | cto | x |  |\n"
+    missing = [
+        (f.line, f.message.split(": ", 1)[1]) for f in findings(text) if f.code == "missing-justification"
+    ]
+    assert missing == [
+        (4, "the row of logician has no justification"),
+        (4, "redteam has no row for it (add one after line 4)"),
+    ]
 
 
 def test_flagged_cell_without_any_row_points_at_the_table() -> None:
     text = "# Notes\n\n" + HEADER + '| Q3/B/D5 | logician | "If it is mostly the former" | 1 |\n'
-    found = codes(text)
-    assert ("missing-justification", 3, "error") in found
-    assert ("missing-consensus", 3, "error") in found
+    missing = [(f.line, f.message) for f in findings(text) if f.code == "missing-justification"]
+    assert missing == [
+        (
+            3,
+            f"Q6/A/D3 is flagged (cto 1, logician 3, redteam 2; spread 2 > 1): {r} has no row for it "
+            "(the cell has no row in this table)",
+        )
+        for r in ("cto", "logician", "redteam")
+    ]
+    assert ("missing-consensus", 3, "error") in codes(text)
 
 
 def test_missing_consensus() -> None:
@@ -287,7 +313,7 @@ def test_no_quote_only_for_flagged_cells() -> None:
     assert codes(GOOD + "| Q3/B/D5 | cto | I read it as neutral. | 1 |\n") == set()
 
 
-# --------------------------------------------------------------------------- quotes (SPEC §4.5)
+# --------------------------------------------------------------------------- quotes
 
 
 def test_quote_not_found_near_miss() -> None:

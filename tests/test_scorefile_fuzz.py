@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from aoven_git import schemas
 from aoven_git.model import Plan, ScoreSheet
 from aoven_git.plan import load_plan
-from aoven_git.scorefile import cell_conforms, parse_score_file, set_front_matter, simple_yaml
+from aoven_git.scorefile import cell_conforms, parse_score_file, rescores, set_front_matter, simple_yaml
 from aoven_git.yamlio import YamlError, load_yaml
 from tests.conftest import DEFAULT_PLAN, run_cli
 
@@ -71,6 +71,13 @@ header = st.sampled_from(
         "| Dim | Score | Citation |",
         "| Q | Cond | D1 | Notes |",
         "| Question | Condition | Dimension | Score |",
+        "| Q | D1 A | D2 A | A Total | D1 B | B Total |",
+        "| Item | D7' | D8' | Why |",
+        "| Q (Test B) | Original D7 | New D7 | Cited phrase | Mechanism |",
+        "| Q | C1 marker accuracy | D2 | Time-sensitive |",
+        "| Q | Conditon | Dim3 | D4 |",
+        "| Qestion | Condition | Dimenson | Scroe |",
+        "| Q | Cond | D7 | D7' | D7 new |",
     ]
 )
 table = st.tuples(header, st.lists(row, max_size=8)).map(
@@ -142,6 +149,71 @@ def check_sheet(sheet: ScoreSheet) -> None:
 )
 def test_parse_never_raises(data: bytes, path: str, link: bool) -> None:
     check_sheet(parse_score_file(PLAN, path, data, is_symlink=link))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(garbage)
+def test_rescores_never_raise(data: bytes) -> None:
+    for r in rescores(PLAN, PATH, data):
+        assert r.new in PLAN.scale and r.line >= 1
+        assert r.original is None or isinstance(r.original, int)
+
+
+def clean_file() -> str:
+    """A valid wide file of the default plan (every cell, annotations where needed)."""
+    rows = []
+    for q in range(1, 11):
+        for c in "AB":
+            vals = [(q + d + (c == "B")) % 4 for d in range(1, 9)]
+            shown = [
+                f"{v} #8" if d == 1 and v else f"{v} #5" if d == 5 and v else str(v)
+                for d, v in enumerate(vals, 1)
+            ]
+            rows.append(f"| Q{q} | {c} | " + " | ".join(shown) + f" | {sum(vals)} |")
+    head = "| Q | Cond | " + " | ".join(f"D{d}" for d in range(1, 9)) + " | Σ |\n|" + "---|" * 11
+    return "---\nrater: cto\n---\n\n" + head + "\n" + "\n".join(rows) + "\n"
+
+
+# What tables after the scores may add: never an error about the cells, never a cell.
+AFTER = {
+    "amended-in-file",
+    "rescore-invalid",
+    "rescore-conflict",
+    "rescored-in-file",
+    "summary-mismatch",
+    "duplicate-cell",
+    "unknown-question",
+    "unknown-condition",
+    "unknown-dimension",
+    "unknown-column",
+    "section-context-missing",
+    "score-not-integer",
+    "score-off-scale",
+    "cell-not-in-pass",
+    "sum-mismatch",
+    "wrong-transition",
+    "missing-annotation",
+}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        block.filter(lambda b: not b.startswith("---") and b not in ("...", "```", "~~~", "<!--")), max_size=6
+    )
+)
+def test_tables_after_the_scores_never_change_the_cells(blocks: list[str]) -> None:
+    """Summaries, re-score tables, ignored tables and prose appended to a valid file: the cells
+    stay those of the first table (a later table never supplies or replaces a cell)."""
+    base = parse_score_file(PLAN, PATH, clean_file().encode())
+    assert base.findings == () and len(base.cells) == 160
+    text = clean_file() + "\n\n" + "\n\n".join(blocks) + "\n"
+    sheet = parse_score_file(PLAN, PATH, text.encode())
+    if any(b.count("```") % 2 or b.count("<!--") > b.count("-->") for b in blocks):
+        return  # an unclosed fence or comment swallows what follows: nothing to compare
+    assert {c.key: c.score for c in sheet.cells} == {c.key: c.score for c in base.cells}
+    assert {f.code for f in sheet.findings} <= AFTER
+    check_sheet(sheet)
 
 
 @settings(max_examples=50, deadline=None)
@@ -289,3 +361,53 @@ def test_simple_front_matter_agrees_with_yaml(lines: list[str], newline: str) ->
 
 def test_plan_fixture_is_the_default() -> None:
     assert isinstance(PLAN, Plan) and PLAN.scale.max == 3
+
+
+header_word = st.one_of(
+    cell_text,
+    st.sampled_from(
+        [
+            "D1 A",
+            "A D1",
+            "D7'",
+            "D8′",
+            "Original D7",
+            "New D7",
+            "D7 new",
+            "A Total",
+            "Total (B)",
+            "Σ B",
+            "Q (Test B)",
+            "Item",
+            "Conditon",
+            "Dim3",
+            "Scroe",
+            "Time-sensitive",
+            "C1 label",
+            "Test B",
+            "Cited phrase",
+        ]
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(header_word, max_size=14))
+def test_every_header_column_has_exactly_one_meaning(header: list[str]) -> None:
+    from aoven_git.score_columns import read_header
+    from aoven_git.score_ids import ids_for
+
+    cols = read_header(header, ids_for(PLAN))
+    meanings = [
+        *cols.roles.values(),
+        *cols.dims,
+        *cols.summary,
+        *cols.totals,
+        *cols.new,
+        *cols.original,
+        *cols.unknown_dims,
+        *(i for i, _ in cols.misspelt),
+        *cols.ignored,
+    ]
+    assert sorted(meanings) == list(range(len(header)))  # every column has one meaning
+    assert cols.kind in (None, "wide", "long", "sectioned", "summary", "rescore")

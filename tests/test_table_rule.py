@@ -1,6 +1,6 @@
 """The compact table rule must see exactly the tables markdown-it's own GFM rule sees.
 
-scorefile replaces markdown-it's table rule by one that emits a single token per table (the
+mdtables replaces markdown-it's table rule by one that emits a single token per table (the
 per-cell tokens dominated the time of large score files). This differential test holds it to
 the original on generated Markdown: same tables, same lines, same cell texts.
 """
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from aoven_git.scorefile import _markdown
+from aoven_git.mdtables import markdown as _markdown
 
 
 def reference_tables(text: str) -> list[tuple[int, list[str], list[tuple[int, list[str]]]]]:

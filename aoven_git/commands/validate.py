@@ -1,4 +1,4 @@
-"""`aoven-git validate [FILES…] [--staged]`: check score and reconciliation files (SPEC §4.3).
+"""`aoven-git validate [FILES…] [--staged]`: check score and reconciliation files (docs/score-files.md).
 
 Exit 0 when no file has an error (warnings allowed), 1 when one has, 2 for a plan or usage error
 (a FILE outside the study dir, a file that does not exist), 3 when `--staged` is used outside a
@@ -16,7 +16,7 @@ import click
 from aoven_git.commands._common import Study, format_option, study_options
 from aoven_git.errors import CannotVerify, UsageError
 from aoven_git.model import Plan
-from aoven_git.validation import STUDY_KINDS, ValidationReport, read_limited, validate_sources
+from aoven_git.validation import STUDY_KINDS, FileResult, ValidationReport, read_limited, validate_sources
 
 
 def _relpath(study: Study, name: str) -> str:
@@ -94,11 +94,13 @@ def _from_work_tree(study: Study, plan: Plan, wanted: list[str]) -> tuple[dict[s
     return files, links
 
 
-def _text(report: ValidationReport, where: str) -> None:
+def _text(report: ValidationReport, where: str, verbose: bool) -> None:
     for f in report.files:
         for finding in f.findings:
             loc = f"{finding.path}:{finding.line}" if finding.line else finding.path
             click.echo(f"{loc}: {finding.severity}[{finding.code}]: {finding.message}")
+        if verbose:
+            _verbose(f)
     n = len(report.files)
     if n == 0:
         click.echo(f"no score or reconciliation files {where}")
@@ -109,6 +111,16 @@ def _text(report: ValidationReport, where: str) -> None:
         f"validate: {status}: {n} file(s), {cells} cells, {report.error_count} error(s), "
         f"{report.warning_count} warning(s)"
     )
+
+
+def _verbose(f: FileResult) -> None:
+    """What was read and what was left alone: the layout and cells, then every ignored table and
+    column, summary and re-score table, by line."""
+    if f.kind == "score":
+        who = f"{f.rater}/{f.pass_id}/{f.round_id}" if f.rater else "unidentified"
+        click.echo(f"{f.path}: note: {who}, {f.layout} layout, {f.cells} cells")
+    for note in f.notes:
+        click.echo(f"{f.path}:{note.line}: note: {note.message}")
 
 
 def _github(report: ValidationReport) -> None:
@@ -132,8 +144,14 @@ def _github(report: ValidationReport) -> None:
 @study_options
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=True))
 @click.option("--staged", is_flag=True, help="Check the files as staged in the git index, not the work tree.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Also list what was read but not used: ignored tables and columns, summary and re-score tables.",
+)
 @format_option("text", "json", "github")
-def command(study: Study, files: tuple[str, ...], staged: bool, fmt: str) -> int:
+def command(study: Study, files: tuple[str, ...], staged: bool, verbose: bool, fmt: str) -> int:
     """Check score and reconciliation files: layout, ids, scale, completeness, annotations,
     front matter and quotes. Without FILES, every such file of the study dir."""
     plan = study.plan
@@ -152,9 +170,9 @@ def command(study: Study, files: tuple[str, ...], staged: bool, fmt: str) -> int
         where = f"in {plan.study_dir}/"
     report = validate_sources(plan, sources, root=study.root, symlinks=links, responses=responses)
     if fmt == "json":
-        click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(report.as_dict(verbose=verbose), indent=2, ensure_ascii=False))
     elif fmt == "github":
         _github(report)
     else:
-        _text(report, where)
+        _text(report, where, verbose)
     return 0 if report.ok else 1

@@ -1,0 +1,405 @@
+"""Score tables → cells, each with the line of its row (docs/score-files.md, "Layouts").
+
+Headings give tables their question and condition (sectioned layout); a column, the question
+header (`Q (Test B)`), a fused item id (`Q2B`) or a pass with a single condition can give them
+too. Only the first table that scores a cell counts: a later plain table scoring it again is the
+warning `rescored-in-file`; a later row with a fused item id is a re-score (`amended-in-file`,
+see `score_rescore`). Summary and re-score tables are set aside here and read by their own
+modules once every cell is known.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from aoven_git.mdtables import Heading, Table
+from aoven_git.model import CellKey, Findings
+from aoven_git.score_columns import Columns, read_header
+from aoven_git.score_ids import PlanIds
+
+EMPTY_SCORES = frozenset({"", "-", "–", "—", "?", "_", "…", "..."})
+INT_RE = re.compile(r"^[+-]?[0-9]{1,18}$")
+REF_RE = re.compile(r"#\s?([0-9]{1,6})\b")
+_BARE_NUM_RE = re.compile(r"(?<![0-9])([0-9]{1,6})(?![0-9])")
+_SCORE_CELL_RE = re.compile(r"^([^\s(#]*)\s*(.*)$", re.S)
+
+
+@dataclass(slots=True)
+class Raw:
+    """A cell as read, before the checks against the plan."""
+
+    k: tuple[str, str, str]  # (question, condition, dimension): cheaper to hash than CellKey
+    key: CellKey
+    score: int | str  # str: what was written, when it is not an integer
+    line: int
+    transitions: tuple[int, ...]
+    citation: str
+    fused: bool = False  # the row named its item fused (`Q2B`)
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something read but not used, for `validate --verbose`."""
+
+    line: int
+    message: str
+
+
+@dataclass
+class Placed:
+    """A table with the question and condition its headings give it."""
+
+    table: Table
+    cols: Columns
+    question: str | None
+    condition: str | None
+    context_problem: bool  # under a heading naming an unknown question/condition
+
+
+@dataclass
+class Parsed:
+    cells: list[Raw] = field(default_factory=list)
+    by_key: dict[tuple[str, str, str], Raw] = field(default_factory=dict)
+    item_lines: dict[tuple[str, str], int] = field(default_factory=dict)
+    layouts: list[str] = field(default_factory=list)
+    first_table: int | None = None
+    summaries: list[Placed] = field(default_factory=list)
+    rescore_tables: list[Placed] = field(default_factory=list)
+    fused_rescores: dict[int, list[Raw]] = field(default_factory=dict)  # table line → rows
+    notes: list[Note] = field(default_factory=list)
+    header_problem: bool = False  # a misspelt column: missing cells are not reported
+    seen: dict[tuple[str, str, str], int] = field(default_factory=dict)  # key → table line
+
+
+# --------------------------------------------------------------------------- score cells
+
+
+def parse_score(text: str) -> tuple[int | str | None, list[int], str]:
+    """`2`, `**2**`, `2 #8`, `2 (#7, #8)` → (score, refs, leftover text). Empty → None."""
+    t = text.strip()
+    if t in EMPTY_SCORES:
+        return None, [], ""
+    if len(t) < 10 and t.isdigit() and t.isascii():
+        return int(t), [], ""  # the common case, without regular expressions
+    m = _SCORE_CELL_RE.match(t)
+    assert m is not None  # the pattern matches every string
+    tok, rest = m.group(1), m.group(2)
+    refs = [int(r) for r in REF_RE.findall(rest)]
+    leftover = REF_RE.sub("", rest).strip(" ,;()[]")
+    if tok and INT_RE.match(tok):
+        return int(tok), refs, leftover
+    return t, refs, leftover  # not a whole number: keep what was written for the message
+
+
+def transition_cell(text: str) -> list[int]:
+    """A Transition column holds `#7, #8`, `7/8` or `8`."""
+    return [int(x) for x in _BARE_NUM_RE.findall(text)]
+
+
+# --------------------------------------------------------------------------- headings
+
+
+@dataclass
+class _Sections:
+    question: str | None = None
+    q_level: int = 0
+    condition: str | None = None
+    c_level: int = 0
+    bad: bool = False
+
+
+def _question_heading(h: Heading, st: _Sections, ids: PlanIds, found: Findings) -> bool:
+    q, q_unknown = ids.question_heading(h.text)
+    if not (q or q_unknown):
+        return False
+    st.question, st.q_level = q, h.level
+    if not st.c_level or st.c_level >= h.level:  # `# Test A` / `## Q1` keeps condition A
+        st.condition, st.c_level = None, 0
+    st.bad = q is None
+    if q_unknown:
+        found.error(
+            h.line, "unknown-question", f"heading names question {q_unknown!r}, which is not in the plan"
+        )
+    named = ids.heading_condition(h.text)  # `## Q1 — Test B Layer 2`
+    if named is not None and named[0]:
+        st.condition, st.c_level = named[0], h.level
+    elif named is not None:
+        found.error(
+            h.line, "unknown-condition", f"heading names condition {named[1]!r}, which is not in the plan"
+        )
+        st.bad = True
+    return True
+
+
+def _heading(h: Heading, st: _Sections, ids: PlanIds, found: Findings) -> None:
+    if _question_heading(h, st, ids, found):
+        return
+    c, c_unknown = ids.condition_heading(h.text)
+    if c or c_unknown:
+        if st.q_level and h.level <= st.q_level:
+            st.question, st.q_level, st.bad = None, 0, False
+        st.condition, st.c_level = c, h.level
+        if c_unknown:
+            found.error(
+                h.line,
+                "unknown-condition",
+                f"heading names condition {c_unknown!r}, which is not in the plan",
+            )
+            st.bad = True
+        elif st.bad and st.question is not None:
+            st.bad = False
+        return
+    # any other heading closes the sections it is not nested in
+    if st.c_level and h.level <= st.c_level:
+        st.condition, st.c_level = None, 0
+        if st.question is not None:
+            st.bad = False
+    if st.q_level and h.level <= st.q_level:
+        st.question, st.q_level, st.condition, st.c_level, st.bad = None, 0, None, 0, False
+    elif not st.q_level and not st.c_level:
+        st.bad = False
+
+
+def place_tables(blocks: list[Heading | Table], ids: PlanIds, found: Findings) -> list[Placed]:
+    """Every table with its header read and the question/condition of the headings above it."""
+    st = _Sections()
+    out: list[Placed] = []
+    for block in blocks:
+        if isinstance(block, Heading):
+            _heading(block, st, ids, found)
+        else:
+            out.append(Placed(block, read_header(block.header, ids), st.question, st.condition, st.bad))
+    return out
+
+
+# --------------------------------------------------------------------------- tables
+
+
+class _Reader:
+    """Reads the score tables of one file into `Parsed` (first table wins)."""
+
+    def __init__(self, ids: PlanIds, found: Findings, default_condition: str | None) -> None:
+        self.ids, self.found, self.default_condition = ids, found, default_condition
+        self.out = Parsed()
+
+    def put(self, table_line: int, raw: Raw) -> None:
+        out = self.out
+        first = out.by_key.get(raw.k)
+        if first is None:
+            out.seen[raw.k] = table_line
+            out.by_key[raw.k] = raw
+            out.cells.append(raw)
+        elif out.seen[raw.k] == table_line:
+            self.found.error(
+                raw.line,
+                "duplicate-cell",
+                f"{raw.key} is scored twice in this table (first at line {first.line})",
+            )
+        elif raw.fused:
+            out.fused_rescores.setdefault(table_line, []).append(raw)
+        else:
+            self.found.warn(
+                raw.line,
+                "rescored-in-file",
+                f"{raw.key} was already scored at line {first.line}; this later score is ignored "
+                "(change sealed scores with an amendment, not in the file)",
+            )
+
+    def table(self, p: Placed) -> None:
+        cols, t = p.cols, p.table
+        for idx, suggestion in cols.misspelt:
+            self.found.error(
+                t.line, "unknown-column", f'unknown column "{t.header[idx]}" (did you mean "{suggestion}"?)'
+            )
+            self.out.header_problem = True
+        kind = cols.kind
+        if kind is None:
+            if not cols.misspelt:
+                self.out.notes.append(Note(t.line, "table ignored: not a score table"))
+            return
+        self._note_ignored(p)
+        if kind in ("summary", "rescore"):
+            (self.out.summaries if kind == "summary" else self.out.rescore_tables).append(p)
+            return
+        if self.out.first_table is None:
+            self.out.first_table = t.line
+        self.out.layouts.append(kind)
+        if kind == "wide":
+            for idx in cols.unknown_dims:
+                self.found.error(
+                    t.line, "unknown-dimension", f"column {t.header[idx]!r} is not a dimension of the plan"
+                )
+        self._rows(p, kind)
+
+    def _note_ignored(self, p: Placed) -> None:
+        for idx in p.cols.ignored:
+            self.out.notes.append(
+                Note(p.table.line, f'column "{p.table.header[idx]}" ignored: not a score column')
+            )
+
+    def _context_missing(self, p: Placed, has_q: bool, has_c: bool) -> None:
+        if p.context_problem or p.cols.misspelt:
+            return
+        missing = " and ".join(w for w, ok in (("question", has_q), ("condition", has_c)) if not ok)
+        self.found.error(
+            p.table.line,
+            "section-context-missing",
+            f"score table without a {missing}: put it under a heading like `## Q3` / `### Test A` "
+            f"or add a {missing.title()} column",
+        )
+
+    def _rows(self, p: Placed, kind: str) -> None:
+        cols = p.cols
+        has_q = "question" in cols.roles or p.question is not None
+        fixed_c = cols.condition or p.condition or self.default_condition
+        has_c = "condition" in cols.roles or fixed_c is not None
+        if not has_q or (not has_c and "question" not in cols.roles):
+            self._context_missing(p, has_q, has_c)
+            return
+        lacking = False
+        for line, row in p.table.rows:
+            item = self._item(line, row, p, fixed_c)
+            if item is None:
+                continue
+            q, c = item[0], item[1]
+            if c is None:
+                lacking = True
+                continue
+            self.out.item_lines.setdefault((q, c), line)
+            if kind == "wide":
+                self._wide_row(p, line, row, (q, c, item[2]))
+            else:
+                self._long_row(p, line, row, (q, c, item[2]))
+        if lacking:
+            self._context_missing(p, True, False)
+
+    def _item(
+        self, line: int, row: list[str], p: Placed, fixed_c: str | None
+    ) -> tuple[str, str | None, bool] | None:
+        """(question, condition or None when nothing names one, fused) of a row; None to skip it."""
+        if not any(c.strip() for c in row):
+            return None
+        roles, ids = p.cols.roles, self.ids
+        q, fused = p.question, None
+        if "question" in roles:
+            qtext = _col(row, roles.get("question"))
+            if not qtext.strip():
+                return None
+            q, fused = ids.item(qtext)
+            if q is None:
+                self.found.error(line, "unknown-question", f"question {qtext!r} is not in the plan")
+                return None
+        if "condition" in roles:
+            ctext = _col(row, roles.get("condition"))
+            if not ctext.strip():
+                return None
+            c = ids.condition_cell(ctext)
+            if c is None or (fused is not None and fused != c):
+                what = (
+                    f"condition {ctext!r} is not in the plan"
+                    if c is None
+                    else (f"the item names condition {fused} but the condition column says {c}")
+                )
+                self.found.error(line, "unknown-condition", what)
+                return None
+            return q or "", c, fused is not None
+        return q or "", fused or fixed_c, fused is not None
+
+    def _wide_row(self, p: Placed, line: int, row: list[str], item: tuple[str, str, bool]) -> None:
+        q, c, fused = item
+        cols, ids = p.cols, self.ids
+        notes = _col(row, cols.roles.get("citation"))
+        refs = _row_refs(notes, cols, ids, self.found, line, f"{q}/{c}")
+        scores: list[int | None] = []
+        width = len(row)
+        for idx, d in cols.dims.items():
+            score, cell_refs, leftover = parse_score(row[idx] if idx < width else "")
+            if score is None:
+                scores.append(None)
+                continue
+            is_int = type(score) is int
+            scores.append(score if is_int else None)  # type: ignore[arg-type]
+            citation = f"{leftover} {notes}".strip() if leftover and is_int else notes
+            extra = refs.get(d)
+            trans = tuple(dict.fromkeys([*cell_refs, *extra])) if extra else tuple(dict.fromkeys(cell_refs))
+            k = (q, c, d)
+            self.put(p.table.line, Raw(k, ids.key(k), score, line, trans, citation, fused))
+        if "sum" in cols.roles and not cols.misspelt:
+            _check_sum(_col(row, cols.roles["sum"]), scores, f"{q}/{c}", line, self.found)
+
+    def _long_row(self, p: Placed, line: int, row: list[str], item: tuple[str, str, bool]) -> None:
+        q, c, fused = item
+        roles = p.cols.roles
+        dtext = _col(row, roles.get("dimension"))
+        score, cell_refs, leftover = parse_score(_col(row, roles.get("score")))
+        if not dtext.strip():
+            if score is not None:
+                self.found.error(line, "unknown-dimension", f"row of {q}/{c} has a score but no dimension")
+            return
+        d = self.ids.dimension(dtext)
+        if d is None:
+            self.found.error(line, "unknown-dimension", f"dimension {dtext!r} is not in the plan")
+            return
+        if score is None:
+            return
+        citation = _col(row, roles.get("citation"))
+        trans = [
+            *transition_cell(_col(row, roles.get("transition"))),
+            *cell_refs,
+            *(int(r) for r in REF_RE.findall(citation)),
+        ]
+        if leftover and isinstance(score, int):
+            citation = f"{leftover} {citation}".strip()
+        k = (q, c, d)
+        self.put(
+            p.table.line, Raw(k, self.ids.key(k), score, line, tuple(dict.fromkeys(trans)), citation, fused)
+        )
+
+
+def _col(row: list[str], idx: int | None) -> str:
+    return row[idx] if idx is not None and idx < len(row) else ""
+
+
+def _row_refs(
+    notes: str, cols: Columns, ids: PlanIds, found: Findings, line: int, item: str
+) -> dict[str, list[int]]:
+    """`#N` in a wide row's notes column, given to the row's dimension that covers N."""
+    refs: dict[str, list[int]] = {}
+    if "#" not in notes:
+        return refs
+    for n in (int(r) for r in REF_RE.findall(notes)):
+        owner = next((d for d in cols.dims.values() if n in ids.covers[d]), None)
+        if owner is not None:
+            refs.setdefault(owner, []).append(n)
+        else:
+            found.error(
+                line,
+                "wrong-transition",
+                f"the notes of {item} name #{n}, which no dimension of this row covers",
+            )
+    return refs
+
+
+def _check_sum(written: str, scores: list[int | None], item: str, line: int, found: Findings) -> None:
+    total = written.strip().strip("*_ ")
+    if not total or total in EMPTY_SCORES:
+        return
+    if not INT_RE.match(total):
+        found.error(line, "sum-mismatch", f"sum {total!r} of {item} is not a whole number")
+    elif all(s is not None for s in scores):
+        added = sum(s for s in scores if s is not None)
+        if int(total) != added:
+            found.error(
+                line,
+                "sum-mismatch",
+                f"sum of {item} is written {int(total)} but the scores add up to {added}",
+            )
+
+
+def read_cells(placed: list[Placed], ids: PlanIds, found: Findings, default_condition: str | None) -> Parsed:
+    """Cells of every score table, in file order; summaries and re-score tables set aside."""
+    reader = _Reader(ids, found, default_condition)
+    for p in placed:
+        reader.table(p)
+    return reader.out

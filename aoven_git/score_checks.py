@@ -1,0 +1,193 @@
+"""Checks of the cells read from a score file: the JSON schema, then the plan.
+
+Validation is parse → normalise → `schemas/scores.schema.json` → checks against the plan (ids of
+the pass, scale, annotations, completeness), with every finding at the line of the cell it is
+about (docs/score-files.md, "Finding codes").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aoven_git.model import Cell, Findings, Plan
+from aoven_git.score_cells import Parsed, Raw
+from aoven_git.score_ids import PlanIds
+from aoven_git.studyfile import Identity
+
+_CELL_KEYS = frozenset(("question", "condition", "dimension", "score", "line", "transitions", "citation"))
+
+
+def cell_conforms(cell: dict[str, Any]) -> bool:
+    """Fast equivalent of validating one cell against `$defs/cell` of the scores schema.
+
+    jsonschema costs ~0.2 ms per cell, which made `validate` on a study of 100 files take
+    seconds; this check accepts only cells the schema accepts (it may reject more: exact types
+    are required), and the schema itself is consulted for every cell it rejects, so messages
+    still come from the schema. A property test keeps the two in agreement.
+    """
+    if cell.keys() != _CELL_KEYS:
+        return False
+    q, c, d = cell["question"], cell["condition"], cell["dimension"]
+    line, trans = cell["line"], cell["transitions"]
+    if type(q) is not str or type(c) is not str or type(d) is not str or not (q and c and d):
+        return False
+    if (
+        type(cell["score"]) is not int
+        or type(line) is not int
+        or line < 1
+        or type(cell["citation"]) is not str
+    ):
+        return False
+    if type(trans) is not list:
+        return False
+    return not trans or (all(type(t) is int and t >= 1 for t in trans) and len(set(trans)) == len(trans))
+
+
+def document(ident: Identity, cells: list[Raw]) -> dict[str, Any]:
+    """The normalised document the schema describes."""
+    doc: dict[str, Any] = {
+        "rater": ident.sheet.rater,
+        "pass": ident.sheet.pass_id,
+        "round": ident.sheet.round_id,
+    }
+    if ident.nonce is not None:
+        doc["nonce"] = ident.nonce
+    if ident.plan_version is not None:
+        doc["plan_version"] = ident.plan_version
+    doc["cells"] = [
+        {
+            "question": r.key.question,
+            "condition": r.key.condition,
+            "dimension": r.key.dimension,
+            "score": r.score,
+            "line": r.line,
+            "transitions": list(r.transitions),
+            "citation": r.citation,
+        }
+        for r in cells
+    ]
+    return doc
+
+
+def schema_check(
+    doc: dict[str, Any], raws: list[Raw], found: Findings, report_top: bool, scale: str
+) -> set[int]:
+    """Validate the normalised document; returns the indexes of the cells the schema rejects.
+
+    The sheet fields are validated as a whole; cells are validated one by one (see
+    `cell_conforms`), so an error's cell index maps straight back to its Markdown line.
+    """
+    from aoven_git import schemas
+
+    validator = schemas.validator("scores")
+    head = {k: v for k, v in doc.items() if k != "cells"}
+    if report_top:
+        for err in validator.iter_errors({**head, "cells": []}):
+            where = "/".join(str(p) for p in err.absolute_path) or "document"
+            found.error(1, "front-matter-invalid", f"{where}: {err.message}")
+    bad: set[int] = set()
+    for index, cell in enumerate(doc["cells"]):
+        if cell_conforms(cell):
+            continue
+        raw = raws[index]
+        for err in validator.iter_errors({**head, "cells": [cell]}):
+            path = list(err.absolute_path)
+            if path[:1] != ["cells"]:
+                continue
+            bad.add(index)
+            if path[2:3] == ["score"]:
+                found.error(
+                    raw.line,
+                    "score-not-integer",
+                    f"{raw.key}: score {raw.score!r} is not a whole number on the scale {scale}",
+                )
+            elif path[2:3] == ["transitions"]:
+                found.error(raw.line, "wrong-transition", f"{raw.key}: transitions: {err.message}")
+            else:
+                found.error(
+                    raw.line, "invalid-cell", f"{raw.key}: {'/'.join(map(str, path[2:]))}: {err.message}"
+                )
+    return bad
+
+
+def _check_transitions(plan: Plan, raw: Raw, covers: set[int], ids: PlanIds, found: Findings) -> None:
+    key = raw.key
+    for t in raw.transitions:
+        if t not in ids.transitions:
+            found.error(raw.line, "wrong-transition", f"{key}: #{t} is not a transition of the plan")
+        elif t not in covers:
+            owner = next((d.id for d in plan.dimensions if t in d.transitions), None)
+            listed = ", ".join(f"#{x}" for x in sorted(covers))
+            found.error(
+                raw.line,
+                "wrong-transition",
+                f"{key}: #{t} is not covered by {key.dimension}"
+                + (f" (it belongs to {owner})" if owner else "")
+                + (f"; {key.dimension} covers {listed}" if covers else ""),
+            )
+
+
+def _cell(plan: Plan, raw: Raw, ids: PlanIds, found: Findings) -> Cell | None:
+    """The checked cell of a raw one the schema accepted; None when it is off the scale."""
+    key, score, lo, hi = raw.key, raw.score, plan.scale.min, plan.scale.max
+    assert isinstance(score, int)
+    if not lo <= score <= hi:
+        found.error(raw.line, "score-off-scale", f"{key}: score {score} is outside the scale {lo}–{hi}")
+        return None
+    dim = ids.dimension_of[key.dimension]
+    covers = ids.covers[key.dimension]
+    if raw.transitions:
+        _check_transitions(plan, raw, covers, ids, found)
+    if dim.annotate and score > lo and not covers.intersection(raw.transitions):
+        found.add(
+            raw.line,
+            "missing-annotation",
+            f"{key}: score {score} must name the transition behind it "
+            f"({' or '.join(f'#{x}' for x in dim.transitions)}), e.g. `{score} #{dim.transitions[0]}` "
+            "or in the Transition column",
+            "error" if plan.rules.require_annotations else "warning",
+        )
+    trans = raw.transitions if len(raw.transitions) < 2 else tuple(sorted(raw.transitions))
+    return Cell(key, score, raw.line, trans, raw.citation)
+
+
+def check_cells(
+    plan: Plan, ident: Identity, parsed: Parsed, bad: set[int], ids: PlanIds, found: Findings
+) -> tuple[Cell, ...]:
+    """The cells that pass every check against the plan, and a finding for each that does not."""
+    expected, expected_set = (
+        ids.expected(ident.sheet.pass_id, ident.sheet.round_id) if ident.known else ((), frozenset())
+    )
+    cells: list[Cell] = []
+    for index, raw in enumerate(parsed.cells):
+        if index in bad:
+            continue
+        if ident.known and raw.k not in expected_set:
+            found.error(
+                raw.line,
+                "cell-not-in-pass",
+                f"{raw.key} is not scored in pass {ident.sheet.pass_id}, round {ident.sheet.round_id}",
+            )
+            continue
+        cell = _cell(plan, raw, ids, found)
+        if cell is not None:
+            cells.append(cell)
+    if ident.known and not parsed.header_problem:
+        _missing(plan, ident, parsed, expected, found)
+    return tuple(cells)
+
+
+def _missing(plan: Plan, ident: Identity, parsed: Parsed, expected: tuple[Any, ...], found: Findings) -> None:
+    """One `missing-cell` per item, listing its dimensions with no score (an invalid score is
+    reported once, as itself, not as missing too)."""
+    missing: dict[tuple[str, str], list[str]] = {}
+    for key in expected:
+        if (key.question, key.condition, key.dimension) not in parsed.by_key:
+            missing.setdefault(key.item, []).append(key.dimension)
+    p = plan.pass_(ident.sheet.pass_id)
+    default_line = parsed.first_table or 1
+    for (q, c), dims in missing.items():
+        what = "any dimension" if p is not None and len(dims) == len(p.dimensions) else ", ".join(dims)
+        found.error(
+            parsed.item_lines.get((q, c), default_line), "missing-cell", f"{q}/{c}: no score for {what}"
+        )

@@ -1,0 +1,207 @@
+"""The plan's ids as raters write them in score files: case-insensitive, with labels and prefixes.
+
+A question cell may carry a label after its id (`Q1 Alzheimer's`), a dimension a checklist
+prefix (`L1-D3`) or a label (`C1 marker accuracy`), a condition a word before it (`Test A`,
+`Condition B`) or its name (`Baseline`); an item may be written fused (`Q2B`, `Q2-B`, `Q2/B` =
+question Q2, condition B). Ids that have the shape of the plan's ids but are not in it (`Q16`,
+`D9`) are told apart from prose, so they can be reported as unknown instead of ignored
+(docs/score-files.md, "Ids").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from aoven_git.model import CellKey, Plan
+
+__all__ = ["PlanIds", "ids_for"]
+
+_TOKEN_RE = re.compile(r"[^\s:;,.—–()\[\]/|]+")
+_COND_PREFIX_RE = re.compile(r"^(?:test|condition|cond)\b[\s_:.-]*", re.I)
+_COND_IN_HEADING_RE = re.compile(
+    r"(?:^|[\s/—–:,(-])(?:test|condition|cond)[\s_:.-]*([^\s:;,.—–()\[\]/|]+)", re.I
+)
+_ID_SHAPE_RE = re.compile(r"^([A-Za-z]+)[0-9]+$")
+_WRAPPING = " \t()[]{}<>/|,;:—–-_*"
+
+
+def _shape(ids: Iterable[str]) -> re.Pattern[str] | None:
+    """`Q\\d+` (or `(d|c)\\d+`) when every id is a letter prefix plus digits: lets `Q16` read as an
+    unknown question instead of prose."""
+    prefixes = set()
+    for i in ids:
+        m = _ID_SHAPE_RE.match(i)
+        if m is None:
+            return None
+        prefixes.add(re.escape(m.group(1).lower()))
+    if not prefixes:
+        return None
+    return re.compile(rf"^(?:{'|'.join(sorted(prefixes))})[0-9]+$", re.I)
+
+
+class PlanIds:
+    """Case-insensitive lookups of the plan's ids, built once per plan (`ids_for`)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.questions = {q.id.lower(): q.id for q in (*plan.questions, *plan.holdout)}
+        self.conditions = {c.id.lower(): c.id for c in plan.conditions}
+        self.condition_names = {c.name.lower(): c.id for c in plan.conditions}
+        self.dimensions = {d.id.lower(): d.id for d in plan.dimensions}
+        self.question_shape = _shape(q.id for q in (*plan.questions, *plan.holdout))
+        self.dimension_shape = _shape(d.id for d in plan.dimensions)
+        self.transitions = {t.id for t in plan.transitions}
+        self.covers = {d.id: set(d.transitions) for d in plan.dimensions}
+        self.dimension_of = {d.id: d for d in plan.dimensions}
+        self._keys: dict[tuple[str, str, str], CellKey] = {}
+        self._expected: dict[
+            tuple[str, str], tuple[tuple[CellKey, ...], frozenset[tuple[str, str, str]]]
+        ] = {}
+
+    def key(self, k: tuple[str, str, str]) -> CellKey:
+        """One CellKey instance per cell across all files of a run."""
+        found = self._keys.get(k)
+        if found is None:
+            found = self._keys[k] = CellKey(*k)
+        return found
+
+    def expected(
+        self, pass_id: str, round_id: str
+    ) -> tuple[tuple[CellKey, ...], frozenset[tuple[str, str, str]]]:
+        """The cells of a pass and round, in sheet order, and the same as a set of id triples."""
+        found = self._expected.get((pass_id, round_id))
+        if found is None:
+            cells = self.plan.expected_cells(pass_id, round_id)
+            found = (cells, frozenset((c.question, c.condition, c.dimension) for c in cells))
+            self._expected[(pass_id, round_id)] = found
+        return found
+
+    @staticmethod
+    def token(text: str) -> str:
+        """The first word of a cell: an id, with anything after it being a label."""
+        m = _TOKEN_RE.search(text.strip())
+        return m.group(0) if m and m.start() == 0 else ""
+
+    # -- questions and items ------------------------------------------------------------
+
+    def question(self, text: str) -> str | None:
+        return self.questions.get(self.token(text).lower())
+
+    def item(self, text: str) -> tuple[str | None, str | None]:
+        """(question, condition) of a question cell: `Q3 label` → (Q3, None); fused `Q2B`,
+        `Q2-B`, `Q2/B` → (Q2, B); neither → (None, None)."""
+        t = text.strip()
+        tok = self.token(t)
+        q = self.questions.get(tok.lower())
+        if q is not None:
+            rest = t[len(tok) :]
+            fused = self.condition_exact(rest[1:]) if rest.startswith("/") else None
+            return q, fused
+        low = tok.lower()
+        for cid, c in self.conditions.items():
+            if len(low) > len(cid) and low.endswith(cid):
+                q = self.questions.get(low[: -len(cid)].rstrip("-_"))
+                if q is not None:
+                    return q, c
+        return None, None
+
+    def question_heading(self, text: str) -> tuple[str | None, str | None]:
+        """(question id, unknown id) for a heading like `Q3 — …`; `Q16` is an unknown id."""
+        tok = self.token(text)
+        found = self.questions.get(tok.lower())
+        if found:
+            return found, None
+        if self.question_shape and self.question_shape.match(tok):
+            return None, tok
+        return None, None
+
+    def heading_condition(self, text: str) -> tuple[str | None, str | None] | None:
+        """The condition a question heading also names (`## Q1 — Test B Layer 2`): (id, None),
+        (None, unknown word), or None when it names none."""
+        m = _COND_IN_HEADING_RE.search(text[len(self.token(text)) :])
+        if m is None:
+            return None
+        c = self.conditions.get(m.group(1).lower())
+        return (c, None) if c else (None, m.group(1))
+
+    # -- conditions ---------------------------------------------------------------------
+
+    def condition_cell(self, text: str) -> str | None:
+        t = text.strip()
+        if t.lower() in self.condition_names:
+            return self.condition_names[t.lower()]
+        m = _COND_PREFIX_RE.match(t)
+        rest = t[m.end() :] if m else t
+        return self.conditions.get(self.token(rest).lower())
+
+    def condition_exact(self, text: str) -> str | None:
+        """A condition written alone: `A`, `(B)`, `Test B`, `Baseline`; anything more is None."""
+        t = text.strip(_WRAPPING)
+        m = _COND_PREFIX_RE.match(t)
+        if m:
+            t = t[m.end() :].strip(_WRAPPING)
+        low = t.lower()
+        return self.conditions.get(low) or self.condition_names.get(low)
+
+    def condition_heading(self, text: str) -> tuple[str | None, str | None]:
+        """(condition id, unknown id) for a heading like `Test A`, `Condition B …`, `A`."""
+        t = text.strip()
+        m = _COND_PREFIX_RE.match(t)
+        if m:
+            tok = self.token(t[m.end() :])
+            found = self.conditions.get(tok.lower())
+            return (found, None) if found else (None, tok or t)
+        if t.lower() in self.condition_names:
+            return self.condition_names[t.lower()], None
+        tok = self.token(t)
+        found = self.conditions.get(tok.lower())
+        rest = t[len(tok) :]
+        # `### A` and `### A (baseline)` are condition headings, `### A note on…` is not
+        if found and (not rest.strip() or not re.match(r"\s+\w", rest)):
+            return found, None
+        return None, None
+
+    # -- dimensions ---------------------------------------------------------------------
+
+    def dimension(self, text: str) -> str | None:
+        tok = self.token(text)
+        found = self.dimensions.get(tok.lower())
+        if found is None and "-" in tok:
+            found = self.dimensions.get(tok.rsplit("-", 1)[1].lower())
+        return found
+
+    def looks_like_dimension(self, text: str) -> bool:
+        tok = self.token(text)
+        if "-" in tok:
+            tok = tok.rsplit("-", 1)[1]
+        return bool(self.dimension_shape and self.dimension_shape.match(tok))
+
+    def dimension_by_number(self, text: str) -> str | None:
+        """`Dim3`, `Dimension 3`, `dim_3` → D3: a misspelt dimension header, for a suggestion."""
+        m = re.match(r"^([A-Za-z]{2,})[\s_.-]*([0-9]+)$", text.strip())
+        if m is None or not "dimension".startswith(m.group(1).lower()):
+            return None
+        for did, d in self.dimensions.items():
+            shape = _ID_SHAPE_RE.match(did)
+            if (
+                shape
+                and did[len(shape.group(1)) :] == m.group(2)
+                and m.group(1).lower().startswith(shape.group(1))
+            ):
+                return d
+        return None
+
+
+_CACHE: dict[int, tuple[Plan, PlanIds]] = {}
+
+
+def ids_for(plan: Plan) -> PlanIds:
+    """The lookups of `plan`, reused while the same plan object is in use."""
+    cached = _CACHE.get(id(plan))
+    if cached is not None and cached[0] is plan:
+        return cached[1]
+    ids = PlanIds(plan)
+    _CACHE.clear()
+    _CACHE[id(plan)] = (plan, ids)
+    return ids
