@@ -81,7 +81,7 @@ class _Problems:
         self.items: list[tuple[int | None, str]] = []
 
     def at(self, path: Iterable[Any], message: str) -> None:
-        self.items.append((_line(self.lines, path), message))
+        self.items.append((line_of(self.lines, path), message))
 
     def __bool__(self) -> bool:
         return bool(self.items)
@@ -94,6 +94,27 @@ def to_fraction(value: Any) -> Fraction:
     if isinstance(value, float):
         return Fraction(repr(value))
     return Fraction(value)
+
+
+def fraction_text(value: Fraction | int) -> str:
+    """The inverse of `to_fraction` for messages: exact decimals as decimals (1/5 → "0.2"),
+    anything else as a fraction ("2/3"), never a rounded float."""
+    value = Fraction(value)
+    d = value.denominator
+    twos = fives = 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d != 1:
+        return f"{value.numerator}/{value.denominator}"
+    places = max(twos, fives)
+    if places == 0:
+        return str(value.numerator)
+    scaled = value.numerator * 10**places // value.denominator
+    sign = "-" if scaled < 0 else ""
+    digits = str(abs(scaled)).rjust(places + 1, "0")
+    return f"{sign}{digits[:-places]}.{digits[-places:]}"
 
 
 def load_plan(path: str | Path, *, display: str | None = None) -> Plan:
@@ -134,7 +155,7 @@ def parse_plan(data: bytes, *, display: str = PLAN_FILE) -> Plan:
     return build_plan(raw, lines, display=display)
 
 
-def _line(lines: dict[str, int], path: Iterable[Any]) -> int | None:
+def line_of(lines: dict[str, int], path: Iterable[Any]) -> int | None:
     """Line of the deepest part of `path` the plan writes (a default has no line of its own)."""
     parts = [str(p) for p in path]
     while parts:
@@ -157,10 +178,10 @@ def _schema_problems(raw: dict[str, Any], lines: dict[str, int]) -> list[tuple[i
             extra = [k for k in err.instance if k not in known]
             if extra:
                 for key in extra:
-                    line = _line(lines, [*path, key]) or _line(lines, path) or 1
+                    line = line_of(lines, [*path, key]) or line_of(lines, path) or 1
                     out.append((line, f"{where}: unknown key {key!r} (known: {', '.join(known)})"))
                 continue
-        out.append((_line(lines, path) or 1, f"{where}: {err.message}"))
+        out.append((line_of(lines, path) or 1, f"{where}: {err.message}"))
     return out
 
 
