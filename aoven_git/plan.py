@@ -399,8 +399,8 @@ def _check_amendment_scopes(doc: dict[str, Any], out: _Problems) -> None:
                 out.at(
                     where, f"amendment {a['id']}: pass {pass_id} does not score {', '.join(missing)}{hint}"
                 )
-            wanted = a.get("conditions", conds)
-            if not any(c in p["conditions"] for c in wanted):
+            wanted = [c for c in a.get("conditions", conds) if c in conds]
+            if wanted and not any(c in p["conditions"] for c in wanted):
                 out.at(
                     where,
                     f"amendment {a['id']}: pass {pass_id} scores none of its conditions "
