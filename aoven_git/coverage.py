@@ -311,14 +311,27 @@ def _unreachable_thresholds(plan: Plan) -> list[UnreachableRule]:
             "every verdict would be FAIL",
             _rule_line(plan, "rules", "fail", "improvement"),
         ))
-    if rules.kappa.threshold > 1 and rules.kappa.undefined == "exclude":
-        out.append(UnreachableRule(
-            "rules.kappa.threshold",
-            f"rules.kappa.threshold is {fraction_text(rules.kappa.threshold)} but kappa is at most 1, "
-            "so no dimension can count toward the verdict",
-            _rule_line(plan, "rules", "kappa", "threshold"),
-        ))
+    out += _unreachable_kappa(plan)
     return out
+
+
+def _unreachable_kappa(plan: Plan) -> list[UnreachableRule]:
+    """Kappa is at most 1. Above that only an undefined kappa can count (`undefined: include`),
+    which needs every rater constant at one score: such a dimension cannot improve, so only a
+    PASS that asks for no improvement at all (none overall, and none per question or no
+    improving question) stays in reach."""
+    kappa, rules = plan.rules.kappa, plan.rules.pass_
+    asks_nothing = rules.improvement == 0 and (rules.dims_fraction == 0 or rules.questions == 0)
+    if kappa.threshold <= 1 or (kappa.undefined == "include" and asks_nothing):
+        return []
+    why = "so no dimension can count toward the verdict"
+    if kappa.undefined == "include":
+        why = "so only a dimension every rater scores constantly can count, and it cannot improve"
+    return [UnreachableRule(
+        "rules.kappa.threshold",
+        f"rules.kappa.threshold is {fraction_text(kappa.threshold)} but kappa is at most 1, {why}",
+        _rule_line(plan, "rules", "kappa", "threshold"),
+    )]
 
 
 def unreachable_rules(plan: Plan) -> list[UnreachableRule]:
