@@ -164,8 +164,8 @@ def _walk_list(old: list[Any], new: list[Any], at: str, where: tuple[Any, ...], 
 
 def _walk(old: Any, new: Any, at: str, where: tuple[Any, ...], out: list[_Change]) -> None:
     """Append every differing leaf (or whole added/removed subtree) between `old` and `new`."""
-    if old is not _MISSING and new is not _MISSING and old == new:
-        return
+    if old is new or (old is not _MISSING and new is not _MISSING and old == new):
+        return  # equal, or absent on both sides
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         for key in dict.fromkeys([*new, *old]):
             _walk(old.get(key, _MISSING), new.get(key, _MISSING), f"{at}.{key}", (*where, key), out)
