@@ -13,6 +13,7 @@ plan sees every error with its line at once instead of one per run.
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -494,10 +495,21 @@ def _rules(doc: dict[str, Any], out: _Problems) -> Rules:
         out.at(["rules"], f"rules: {exc}")
         return Rules()
     if rules.pass_.dims_fraction > 1:
-        out.at(["rules", "pass", "dims_fraction"], "rules.pass.dims_fraction must be at most 1")
+        out.at(["rules", "pass", "dims_fraction"], _dims_fraction_problem(doc, rules.pass_.dims_fraction))
     if rules.fail.improvement > rules.pass_.improvement:
         out.at(["rules", "fail"], "rules.fail.improvement must not exceed rules.pass.improvement")
     return rules
+
+
+def _dims_fraction_problem(doc: dict[str, Any], fraction: Fraction) -> str:
+    """A share above 1 asks a question to improve on more dimensions than it is scored on."""
+    text = f"rules.pass.dims_fraction is {fraction_text(fraction)} but must be at most 1"
+    primaries = [p for p in doc["passes"] if p.get("primary")]
+    if len(primaries) != 1:
+        return text
+    p, n = primaries[0], len(primaries[0]["dimensions"])
+    need = math.ceil(fraction * n)
+    return f"{text}: a question would have to improve on {need} of the {n} dimensions pass {p['id']} scores"
 
 
 # --------------------------------------------------------------------------- model

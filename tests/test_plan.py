@@ -361,6 +361,12 @@ def test_every_new_problem_is_reported_in_one_run() -> None:
     assert len(messages) == 4, messages
 
 
+def test_a_dims_fraction_above_one_names_the_dimensions_it_would_need() -> None:
+    assert problems_of(RICH + 'rules: {pass: {dims_fraction: "3/2"}}\n') == [
+        (19, "rules.pass.dims_fraction is 1.5 but must be at most 1: a question would have to improve "
+             "on 3 of the 2 dimensions pass open scores")]
+
+
 # --------------------------------------------------------------------------- shape
 
 
