@@ -78,11 +78,15 @@ class Rater:
 
 @dataclass(frozen=True)
 class Pass:
+    """What every rater scores in one pass: some conditions on some dimensions. A `blind` pass is
+    scored on opaque ids that hide the condition (docs/plan.md, "Blind passes")."""
+
     id: str
     conditions: tuple[str, ...]
     dimensions: tuple[str, ...]
     stripped: bool = False
     primary: bool = False
+    blind: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,22 @@ class Security:
 
 
 @dataclass(frozen=True)
+class Amendment:
+    """A declared, exploratory re-scoring after a rubric ruling (docs/plan.md, "Amendments").
+
+    `conditions` and `passes` are resolved: when the plan leaves them out they hold every
+    condition and every pass, in plan order, so readers never apply the default themselves.
+    """
+
+    id: str
+    title: str
+    rationale: str
+    dimensions: tuple[str, ...]
+    conditions: tuple[str, ...]
+    passes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Plan:
     """The parsed, semantically checked study plan.
 
@@ -161,6 +181,8 @@ class Plan:
     claims: dict[str, Any]
     security: Security
     locked: tuple[str, ...]
+    amendments: tuple[Amendment, ...] = ()
+    leak_patterns: tuple[str, ...] = ()  # regexes a blinded text must not match (docs/plan.md)
     path: str = "aoven.yaml"
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     lines: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
@@ -198,19 +220,32 @@ class Plan:
     def question(self, question_id: str) -> Question | None:
         return next((q for q in (*self.questions, *self.holdout) if q.id == question_id), None)
 
+    def amendment(self, amendment_id: str) -> Amendment | None:
+        return next((a for a in self.amendments if a.id == amendment_id), None)
+
     @property
     def required_raters(self) -> tuple[Rater, ...]:
         return tuple(r for r in self.raters if r.required)
 
-    def expected_cells(self, pass_id: str, round_id: str) -> tuple[CellKey, ...]:
-        """Every cell a rater's file for this pass and round must score, in sheet order."""
+    def expected_cells(
+        self, pass_id: str, round_id: str, *, amendment: str | None = None
+    ) -> tuple[CellKey, ...]:
+        """Every cell a rater's file for this pass and round must score, in sheet order.
+
+        With `amendment`, the cells of that amendment's re-scoring: its dimensions and conditions
+        within the pass, none when the amendment does not re-score the pass."""
         p = self.pass_(pass_id)
         rnd = self.round_(round_id)
         if p is None or rnd is None:
             return ()
-        return tuple(
-            CellKey(q, c, d) for q in rnd.questions for c in p.conditions for d in p.dimensions
-        )
+        conditions, dimensions = p.conditions, p.dimensions
+        if amendment is not None:
+            a = self.amendment(amendment)
+            if a is None or p.id not in a.passes:
+                return ()
+            conditions = tuple(c for c in conditions if c in a.conditions)
+            dimensions = tuple(d for d in dimensions if d in a.dimensions)
+        return tuple(CellKey(q, c, d) for q in rnd.questions for c in conditions for d in dimensions)
 
     def response_path(self, condition: str, question: str, *, stripped: bool = False) -> str:
         """Path of a response file relative to the study dir (ids lower-cased, SPEC §3)."""

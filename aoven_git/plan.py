@@ -1,14 +1,23 @@
 """Loading the study plan: YAML → schema → semantic checks → `model.Plan`.
 
-All problems are collected before raising, so a user fixing a hand-written plan sees every
-error with its line at once instead of one per run.
+Every key, its default and its checks are described in docs/plan.md; the schema
+(`schemas/plan.schema.json`) describes each key for editors.
+
+The semantic checks come in two kinds. `REFERENCES` is a table of the plan's foreign keys
+("every `passes[].dimensions[]` must be a `dimensions[].id`"); the `_check_*` functions say what a
+table cannot (exactly one baseline, one primary pass, id clashes, response patterns, blind passes,
+amendment scopes…). Both report through `_Problems.at(path, message)`, the one place that turns a
+YAML path into a line. All problems are collected before raising, so a user fixing a hand-written
+plan sees every error with its line at once instead of one per run.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import string
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -16,6 +25,7 @@ from typing import Any
 from aoven_git import schemas
 from aoven_git.errors import PlanError
 from aoven_git.model import (
+    Amendment,
     Condition,
     Dimension,
     FailRules,
@@ -35,11 +45,23 @@ from aoven_git.model import (
 from aoven_git.yamlio import YamlError, load_yaml
 
 PLAN_FILE = "aoven.yaml"
+#: The plan `aoven-git init` writes: the published defaults (see `plan_diff.deviations`).
+DEFAULT_PLAN_TEMPLATE = Path(__file__).resolve().parent / "templates" / "aoven.yaml"
 #: A real plan is a few KiB (the default is ~7 KiB; 500 questions ~40 KiB). The YAML parser needs
 #: seconds for a flat plan of a few hundred KiB, and the pre-commit hook parses the plan on every
 #: commit, so anything this large is refused up front rather than parsed slowly.
 MAX_PLAN_BYTES = 256 * 1024
+#: Widest score scale (max − min). Rubrics anchor a handful of levels; every agreement table and
+#: weight matrix is (span + 1)² per dimension, so 0..100000 would make `report` allocate gigabytes.
+MAX_SCALE_SPAN = 10
 PLACEHOLDERS = {"condition", "question"}
+#: Lists whose items carry an `id` that must be unique within the list.
+ID_LISTS = (
+    "conditions", "transitions", "dimensions", "questions", "holdout", "refinements", "rounds",
+    "raters", "passes", "amendments",
+)
+#: Keys that change after the first seal by design, so `locked` may not name them.
+UNLOCKABLE = {"amendments": "the list grows after the first seal (append an entry, never edit one)"}
 
 
 class PlanProblems(PlanError):
@@ -52,6 +74,20 @@ class PlanProblems(PlanError):
         super().__init__(head + ":\n  " + "\n  ".join(lines))
 
 
+class _Problems:
+    """Collects (line, message) pairs while a plan is checked; `at` finds the line of a path."""
+
+    def __init__(self, lines: dict[str, int]) -> None:
+        self.lines = lines
+        self.items: list[tuple[int | None, str]] = []
+
+    def at(self, path: Iterable[Any], message: str) -> None:
+        self.items.append((line_of(self.lines, path), message))
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
 def to_fraction(value: Any) -> Fraction:
     """Thresholds are compared exactly: 0.2 in YAML means 1/5, "5/8" means 5/8."""
     if isinstance(value, str):
@@ -59,6 +95,27 @@ def to_fraction(value: Any) -> Fraction:
     if isinstance(value, float):
         return Fraction(repr(value))
     return Fraction(value)
+
+
+def fraction_text(value: Fraction | int) -> str:
+    """The inverse of `to_fraction` for messages: exact decimals as decimals (1/5 → "0.2"),
+    anything else as a fraction ("2/3"), never a rounded float."""
+    value = Fraction(value)
+    d = value.denominator
+    twos = fives = 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d != 1:
+        return f"{value.numerator}/{value.denominator}"
+    places = max(twos, fives)
+    if places == 0:
+        return str(value.numerator)
+    scaled = value.numerator * 10**places // value.denominator
+    sign = "-" if scaled < 0 else ""
+    digits = str(abs(scaled)).rjust(places + 1, "0")
+    return f"{sign}{digits[:-places]}.{digits[-places:]}"
 
 
 def load_plan(path: str | Path, *, display: str | None = None) -> Plan:
@@ -99,7 +156,8 @@ def parse_plan(data: bytes, *, display: str = PLAN_FILE) -> Plan:
     return build_plan(raw, lines, display=display)
 
 
-def _line(lines: dict[str, int], path: Iterable[Any]) -> int | None:
+def line_of(lines: dict[str, int], path: Iterable[Any]) -> int | None:
+    """Line of the deepest part of `path` the plan writes (a default has no line of its own)."""
     parts = [str(p) for p in path]
     while parts:
         key = ".".join(parts)
@@ -121,10 +179,10 @@ def _schema_problems(raw: dict[str, Any], lines: dict[str, int]) -> list[tuple[i
             extra = [k for k in err.instance if k not in known]
             if extra:
                 for key in extra:
-                    line = _line(lines, [*path, key]) or _line(lines, path) or 1
+                    line = line_of(lines, [*path, key]) or line_of(lines, path) or 1
                     out.append((line, f"{where}: unknown key {key!r} (known: {', '.join(known)})"))
                 continue
-        out.append((_line(lines, path) or 1, f"{where}: {err.message}"))
+        out.append((line_of(lines, path) or 1, f"{where}: {err.message}"))
     return out
 
 
@@ -137,245 +195,281 @@ def _defaults(node: dict[str, Any], props: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_plan(raw: dict[str, Any], lines: dict[str, int], *, display: str = PLAN_FILE) -> Plan:
-    problems = _schema_problems(raw, lines)
+    """Schema first (a document of the wrong shape cannot be checked further), then every
+    semantic check, then the model; raises `PlanProblems` listing every problem found."""
+    schema_problems = _schema_problems(raw, lines)
+    if schema_problems:
+        raise PlanProblems(display, schema_problems)
+    doc = _defaults(raw, schemas.schema("plan")["properties"])
+    problems = _Problems(lines)
+    for check in CHECKS:
+        check(doc, problems)
+    rules = _rules(doc, problems)
     if problems:
-        raise PlanProblems(display, problems)
-    props = schemas.schema("plan")["properties"]
-    doc = _defaults(raw, props)
-    add = problems.append
+        raise PlanProblems(display, problems.items)
+    return _build(doc, rules, raw=raw, lines=lines, display=display)
 
-    def dupes(key: str, items: list[dict[str, Any]]) -> None:
+
+# --------------------------------------------------------------------------- references
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Every value at `where` must be an id of `target`. In `where`, `[]` stands for every item
+    of a list; `{owner}` in `message` is the id of the enclosing item, `{value}` the value."""
+
+    where: str
+    target: str
+    message: str
+
+
+REFERENCES = (
+    Reference(
+        "dimensions[].transitions[]", "transitions", "dimension {owner} covers unknown transition #{value}"
+    ),
+    Reference("load_dimensions[]", "dimensions", "load_dimensions: unknown dimension {value!r}"),
+    Reference("questions[].expects[]", "transitions", "question {owner} expects unknown transition #{value}"),
+    Reference("holdout[].expects[]", "transitions", "question {owner} expects unknown transition #{value}"),
+    Reference("rounds[].questions[]", "questions", "round {owner}: unknown question {value!r}"),
+    Reference("rounds[].refinements[]", "refinements", "round {owner}: unknown refinement {value!r}"),
+    Reference("passes[].conditions[]", "conditions", "pass {owner}: unknown condition {value!r}"),
+    Reference("passes[].dimensions[]", "dimensions", "pass {owner}: unknown dimension {value!r}"),
+    Reference("amendments[].dimensions[]", "dimensions", "amendment {owner}: unknown dimension {value!r}"),
+    Reference("amendments[].conditions[]", "conditions", "amendment {owner}: unknown condition {value!r}"),
+    Reference("amendments[].passes[]", "passes", "amendment {owner}: unknown pass {value!r}"),
+    Reference("locked[]", "plan keys", "locked: unknown plan key {value!r}"),
+)
+
+
+def _ids(doc: dict[str, Any], key: str) -> list[Any]:
+    return [item["id"] for item in doc.get(key) or []]
+
+
+_TARGETS: dict[str, Callable[[dict[str, Any]], set[Any]]] = {
+    "transitions": lambda doc: set(_ids(doc, "transitions")),
+    "dimensions": lambda doc: set(_ids(doc, "dimensions")),
+    "questions": lambda doc: {*_ids(doc, "questions"), *_ids(doc, "holdout")},
+    "refinements": lambda doc: set(_ids(doc, "refinements")),
+    "conditions": lambda doc: set(_ids(doc, "conditions")),
+    "passes": lambda doc: set(_ids(doc, "passes")),
+    "plan keys": lambda doc: set(schemas.schema("plan")["properties"]),
+}
+
+
+def _walk(node: Any, steps: Sequence[str], path: tuple[Any, ...], owner: Any) -> Iterator[tuple[Any, ...]]:
+    """(value, path, owner) for every value a reference path reaches; absent parts yield nothing
+    (a round whose `questions` is `main` has no list to check)."""
+    if not steps:
+        yield node, path, owner
+        return
+    step, rest = steps[0], steps[1:]
+    if step == "[]":
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                inner = item.get("id", owner) if isinstance(item, dict) else owner
+                yield from _walk(item, rest, (*path, i), inner)
+    elif isinstance(node, dict) and step in node:
+        yield from _walk(node[step], rest, (*path, step), owner)
+
+
+def _check_references(doc: dict[str, Any], out: _Problems) -> None:
+    for ref in REFERENCES:
+        known = _TARGETS[ref.target](doc)
+        for value, path, owner in _walk(doc, re.findall(r"\[\]|[^.\[\]]+", ref.where), (), None):
+            if value not in known:
+                out.at(path, ref.message.format(owner=owner, value=value))
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _check_unique_ids(doc: dict[str, Any], out: _Problems) -> None:
+    for key in ID_LISTS:
         seen: dict[Any, int] = {}
-        for i, item in enumerate(items):
-            if item["id"] in seen:
-                add(
-                    (
-                        _line(lines, [key, i]),
-                        f"{key}: duplicate id {item['id']!r} (also item {seen[item['id']] + 1})",
-                    )
-                )
-            seen.setdefault(item["id"], i)
+        for i, item_id in enumerate(_ids(doc, key)):
+            if item_id in seen:
+                out.at([key, i], f"{key}: duplicate id {item_id!r} (also item {seen[item_id] + 1})")
+            seen.setdefault(item_id, i)
+    main = set(_ids(doc, "questions"))
+    for i, q in enumerate(_ids(doc, "holdout")):
+        if q in main:
+            out.at(["holdout", i], f"holdout question {q} is also a main question")
 
-    # -- patterns -------------------------------------------------------------------------
+
+def _check_patterns(doc: dict[str, Any], out: _Problems) -> None:
     for key in ("responses", "stripped_responses"):
         pattern = doc[key]
         try:
             fields = {f for _, f, _, _ in string.Formatter().parse(pattern) if f is not None}
         except ValueError as exc:
-            add((_line(lines, [key]), f"{key}: bad pattern {pattern!r}: {exc}"))
+            out.at([key], f"{key}: bad pattern {pattern!r}: {exc}")
             continue
         if fields != PLACEHOLDERS:
-            add(
-                (
-                    _line(lines, [key]),
-                    f"{key}: pattern must use exactly {{condition}} and {{question}}, found {sorted(fields)}",
-                )
-            )
+            found = sorted(fields)
+            out.at([key], f"{key}: pattern must use exactly {{condition}} and {{question}}, found {found}")
         if pattern.startswith("/") or ".." in Path(pattern).parts:
-            add((_line(lines, [key]), f"{key}: must be a path inside study_dir"))
+            out.at([key], f"{key}: must be a path inside study_dir")
     if doc["responses"] == doc["stripped_responses"]:
-        add((_line(lines, ["stripped_responses"]), "stripped_responses must differ from responses"))
+        out.at(["stripped_responses"], "stripped_responses must differ from responses")
 
-    scale_raw = doc.get("scale", {"min": 0, "max": 3})
-    if scale_raw["min"] >= scale_raw["max"]:
-        add((_line(lines, ["scale"]), "scale: min must be lower than max"))
 
-    # -- conditions -----------------------------------------------------------------------
-    conds = doc["conditions"]
-    dupes("conditions", conds)
+def _check_scale(doc: dict[str, Any], out: _Problems) -> None:
+    low, high = doc["scale"]["min"], doc["scale"]["max"]
+    if low >= high:
+        out.at(["scale"], "scale: min must be lower than max")
+    elif high - low > MAX_SCALE_SPAN:
+        out.at(
+            ["scale", "max"],
+            f"scale: {low}..{high} has {high - low + 1} points; a scale may have at most "
+            f"{MAX_SCALE_SPAN + 1} (max − min ≤ {MAX_SCALE_SPAN})",
+        )
+
+
+def _check_roles(doc: dict[str, Any], out: _Problems) -> None:
     for role in ("baseline", "treatment"):
-        count = sum(1 for c in conds if c["role"] == role)
+        count = sum(1 for c in doc["conditions"] if c["role"] == role)
         if count != 1:
-            add(
-                (
-                    _line(lines, ["conditions"]),
-                    f"conditions: need exactly one {role} condition, found {count}",
-                )
-            )
+            out.at(["conditions"], f"conditions: need exactly one {role} condition, found {count}")
 
-    # -- transitions, dimensions ----------------------------------------------------------
-    transitions = doc.get("transitions", [])
-    dupes("transitions", transitions)
-    transition_ids = {t["id"] for t in transitions}
-    dims = doc["dimensions"]
-    dupes("dimensions", dims)
-    dim_ids = {d["id"] for d in dims}
-    for i, d in enumerate(dims):
-        for j, t in enumerate(d.get("transitions", [])):
-            if t not in transition_ids:
-                add(
-                    (
-                        _line(lines, ["dimensions", i, "transitions", j]),
-                        f"dimension {d['id']} covers unknown transition #{t}",
-                    )
-                )
+
+def _check_annotations(doc: dict[str, Any], out: _Problems) -> None:
+    for i, d in enumerate(doc["dimensions"]):
         if d.get("annotate") and not d.get("transitions"):
-            add(
-                (
-                    _line(lines, ["dimensions", i]),
-                    f"dimension {d['id']} has annotate: true but covers no transition",
-                )
-            )
-    for i, d in enumerate(doc.get("load_dimensions", [])):
-        if d not in dim_ids:
-            add((_line(lines, ["load_dimensions", i]), f"load_dimensions: unknown dimension {d!r}"))
+            out.at(["dimensions", i], f"dimension {d['id']} has annotate: true but covers no transition")
 
-    # -- questions, rounds, refinements ---------------------------------------------------
-    questions, holdout = doc["questions"], doc.get("holdout", [])
-    dupes("questions", questions)
-    dupes("holdout", holdout)
-    main_ids = [q["id"] for q in questions]
-    hold_ids = [q["id"] for q in holdout]
-    for i, q in enumerate(holdout):
-        if q["id"] in main_ids:
-            add((_line(lines, ["holdout", i]), f"holdout question {q['id']} is also a main question"))
-    for key, qs in (("questions", questions), ("holdout", holdout)):
-        for i, q in enumerate(qs):
-            for j, t in enumerate(q.get("expects", [])):
-                if t not in transition_ids:
-                    add(
-                        (
-                            _line(lines, [key, i, "expects", j]),
-                            f"question {q['id']} expects unknown transition #{t}",
-                        )
-                    )
-    refinements = doc.get("refinements", [])
-    dupes("refinements", refinements)
-    refinement_ids = {r["id"] for r in refinements}
-    rounds = doc.get("rounds") or [{"id": "main", "questions": "main"}]
-    dupes("rounds", rounds)
-    resolved_rounds: list[Round] = []
-    for i, r in enumerate(rounds):
-        spec = r["questions"]
-        if spec == "main":
-            ids, source = tuple(main_ids), "main"
-        elif spec == "holdout":
-            ids, source = tuple(hold_ids), "holdout"
-            if not ids:
-                add((_line(lines, ["rounds", i]), f"round {r['id']} uses the holdout set, which is empty"))
-        else:
-            ids, source = tuple(spec), "explicit"
-            for j, q in enumerate(spec):
-                if q not in main_ids and q not in hold_ids:
-                    add(
-                        (
-                            _line(lines, ["rounds", i, "questions", j]),
-                            f"round {r['id']}: unknown question {q!r}",
-                        )
-                    )
-        for j, ref in enumerate(r.get("refinements", [])):
-            if ref not in refinement_ids:
-                add(
-                    (
-                        _line(lines, ["rounds", i, "refinements", j]),
-                        f"round {r['id']}: unknown refinement {ref!r}",
-                    )
-                )
-        resolved_rounds.append(Round(r["id"], ids, source, tuple(r.get("refinements", []))))
 
-    # -- raters, passes -------------------------------------------------------------------
-    raters = doc["raters"]
-    dupes("raters", raters)
+def _check_rounds(doc: dict[str, Any], out: _Problems) -> None:
+    for i, r in enumerate(doc["rounds"]):
+        if r["questions"] == "holdout" and not doc.get("holdout"):
+            out.at(["rounds", i], f"round {r['id']} uses the holdout set, which is empty")
+
+
+def _check_passes(doc: dict[str, Any], out: _Problems) -> None:
     passes = doc["passes"]
-    dupes("passes", passes)
-    cond_ids = {c["id"] for c in conds}
     for i, p in enumerate(passes):
-        for j, c in enumerate(p["conditions"]):
-            if c not in cond_ids:
-                add(
-                    (_line(lines, ["passes", i, "conditions", j]), f"pass {p['id']}: unknown condition {c!r}")
-                )
-        for j, d in enumerate(p["dimensions"]):
-            if d not in dim_ids:
-                add(
-                    (_line(lines, ["passes", i, "dimensions", j]), f"pass {p['id']}: unknown dimension {d!r}")
-                )
-        if len(set(p["conditions"])) != len(p["conditions"]) or len(set(p["dimensions"])) != len(
-            p["dimensions"]
-        ):
-            add((_line(lines, ["passes", i]), f"pass {p['id']}: a condition or dimension is listed twice"))
+        if any(len(set(p[key])) != len(p[key]) for key in ("conditions", "dimensions")):
+            out.at(["passes", i], f"pass {p['id']}: a condition or dimension is listed twice")
     primaries = [p["id"] for p in passes if p.get("primary")]
     if len(primaries) != 1:
-        add((_line(lines, ["passes"]), f"passes: need exactly one primary pass, found {len(primaries)}"))
+        out.at(["passes"], f"passes: need exactly one primary pass, found {len(primaries)}")
     # File names are scores_<rater>[_<round>][_<pass>].md: an id that could be read two ways
     # would make a file's identity depend on guessing, so round and pass ids must be distinct.
-    clash = {r["id"] for r in rounds} & {p["id"] for p in passes}
+    clash = set(_ids(doc, "rounds")) & set(_ids(doc, "passes"))
     if clash:
-        add((_line(lines, ["passes"]), f"ids used both as round and pass: {sorted(clash)}"))
+        out.at(["passes"], f"ids used both as round and pass: {sorted(clash)}")
 
-    # -- claims, security, locked ---------------------------------------------------------
-    for t, q in (doc.get("claims") or {}).get("unique_probes", {}).items():
-        where = _line(lines, ["claims", "unique_probes", t])
-        if int(t) not in transition_ids:
-            add((where, f"claims.unique_probes: unknown transition #{t}"))
-        if q not in main_ids and q not in hold_ids:
-            add((where, f"claims.unique_probes: unknown question {q!r}"))
-    security = _defaults(doc.get("security") or {}, props["security"]["properties"])
-    if security["require_signed"] and not security["allowed_signers"]:
-        add(
-            (
-                _line(lines, ["security"]),
-                "security.require_signed needs security.allowed_signers (an ssh allowed-signers file)",
+
+def _check_blind_passes(doc: dict[str, Any], out: _Problems) -> None:
+    """A blind pass hides the condition, so it needs both conditions to hide one among, the
+    stripped treatment text (markers would give B away), and may not decide the verdict alone."""
+    roles = {c["role"]: c["id"] for c in doc["conditions"]}
+    both = [roles[r] for r in ("baseline", "treatment") if r in roles]
+    for i, p in enumerate(doc["passes"]):
+        if not p.get("blind"):
+            continue
+        name = f"pass {p['id']}"
+        missing = [c for c in both if c not in p["conditions"]]
+        if missing:
+            out.at(
+                ["passes", i, "conditions"],
+                f"{name}: a blind pass must score both {' and '.join(both)} "
+                f"(it does not score {', '.join(missing)})",
             )
+        if not p.get("stripped"):
+            why = f"the markers would reveal {roles.get('treatment', 'the treatment')}"
+            out.at(["passes", i], f"{name}: a blind pass must be stripped: true ({why})")
+        if p.get("primary"):
+            out.at(["passes", i], f"{name}: a blind pass may not be the primary pass")
+
+
+def _check_amendment_scopes(doc: dict[str, Any], out: _Problems) -> None:
+    """Each pass an amendment re-scores must score its dimensions and some of its conditions:
+    otherwise the amendment names cells that do not exist."""
+    passes = {p["id"]: p for p in doc["passes"]}
+    dims, conds = set(_ids(doc, "dimensions")), _ids(doc, "conditions")
+    for i, a in enumerate(doc.get("amendments") or []):
+        listed = "passes" in a
+        for j, pass_id in enumerate(a.get("passes", list(passes))):
+            p = passes.get(pass_id)
+            if p is None:
+                continue  # an unknown pass is reported by the reference table
+            where = ["amendments", i, "passes", j] if listed else ["amendments", i]
+            hint = "" if listed else " (list the passes it re-scores under `passes`)"
+            missing = [d for d in a["dimensions"] if d in dims and d not in p["dimensions"]]
+            if missing:
+                out.at(
+                    where, f"amendment {a['id']}: pass {pass_id} does not score {', '.join(missing)}{hint}"
+                )
+            wanted = [c for c in a.get("conditions", conds) if c in conds]
+            if wanted and not any(c in p["conditions"] for c in wanted):
+                out.at(
+                    where,
+                    f"amendment {a['id']}: pass {pass_id} scores none of its conditions "
+                    f"({', '.join(wanted)}){hint}",
+                )
+
+
+def _check_claims(doc: dict[str, Any], out: _Problems) -> None:
+    transitions, questions = _TARGETS["transitions"](doc), _TARGETS["questions"](doc)
+    for t, q in ((doc.get("claims") or {}).get("unique_probes") or {}).items():
+        if int(t) not in transitions:
+            out.at(["claims", "unique_probes", t], f"claims.unique_probes: unknown transition #{t}")
+        if q not in questions:
+            out.at(["claims", "unique_probes", t], f"claims.unique_probes: unknown question {q!r}")
+
+
+def _check_security(doc: dict[str, Any], out: _Problems) -> None:
+    security = doc.get("security") or {}
+    if security.get("require_signed") and not security.get("allowed_signers"):
+        out.at(
+            ["security"],
+            "security.require_signed needs security.allowed_signers (an ssh allowed-signers file)",
         )
-    for i, key in enumerate(doc.get("locked", [])):
-        if key not in props:
-            add((_line(lines, ["locked", i]), f"locked: unknown plan key {key!r}"))
-    markers = doc.get("markers", [])
-
-    rules = _rules(doc.get("rules") or {}, props["rules"]["properties"], lines, add)
-    if problems:
-        raise PlanProblems(display, problems)
-
-    def question(q: dict[str, Any]) -> Question:
-        return Question(q["id"], q["text"], q.get("domain", ""), tuple(q.get("expects", [])))
-
-    return Plan(
-        version=doc["version"],
-        study=doc["study"],
-        study_dir=doc["study_dir"].rstrip("/"),
-        responses=doc["responses"],
-        stripped_responses=doc["stripped_responses"],
-        scale=Scale(scale_raw["min"], scale_raw["max"]),
-        conditions=tuple(Condition(c["id"], c.get("name", c["id"]), c["role"]) for c in conds),
-        transitions=tuple(Transition(t["id"], t["name"]) for t in transitions),
-        dimensions=tuple(
-            Dimension(d["id"], d["name"], d["kind"], tuple(d.get("transitions", [])), bool(d.get("annotate")))
-            for d in dims
-        ),
-        load_dimensions=tuple(doc.get("load_dimensions", [])),
-        questions=tuple(question(q) for q in questions),
-        holdout=tuple(question(q) for q in holdout),
-        rounds=tuple(resolved_rounds),
-        raters=tuple(
-            Rater(r["id"], r.get("name", r["id"]), tuple(r.get("emails", [])), r.get("required", True))
-            for r in raters
-        ),
-        passes=tuple(
-            Pass(
-                p["id"],
-                tuple(p["conditions"]),
-                tuple(p["dimensions"]),
-                p.get("stripped", False),
-                p.get("primary", False),
-            )
-            for p in passes
-        ),
-        markers=tuple(markers),
-        rules=rules,
-        refinements=tuple(Refinement(r["id"], r["text"]) for r in refinements),
-        retest_cap=doc.get("retest_cap", 1),
-        claims=dict(doc.get("claims") or {}),
-        security=Security(bool(security["require_signed"]), security["allowed_signers"]),
-        locked=tuple(doc.get("locked", [])),
-        path=display,
-        raw=raw,
-        lines=lines,
-    )
 
 
-def _rules(raw: dict[str, Any], props: dict[str, Any], lines: dict[str, int], add: Any) -> Rules:
-    r = _defaults(raw, props)
+def _check_locked(doc: dict[str, Any], out: _Problems) -> None:
+    for i, key in enumerate(doc.get("locked") or []):
+        if key in UNLOCKABLE:
+            out.at(["locked", i], f"locked: {key} may not be locked: {UNLOCKABLE[key]}")
+
+
+def _check_leak_patterns(doc: dict[str, Any], out: _Problems) -> None:
+    """Each pattern must compile, and must not match an empty line: it would flag every text."""
+    for i, pattern in enumerate((doc.get("blind") or {}).get("leak_patterns") or []):
+        where = ["blind", "leak_patterns", i]
+        try:
+            compiled = re.compile(pattern)
+        except (re.error, OverflowError, RecursionError, ValueError) as exc:
+            out.at(where, f"blind.leak_patterns: {pattern!r} is not a valid regular expression: {exc}")
+            continue
+        if compiled.search("") is not None:
+            out.at(where, f"blind.leak_patterns: {pattern!r} matches an empty line, so it flags every text")
+
+
+CHECKS: tuple[Callable[[dict[str, Any], _Problems], None], ...] = (
+    _check_unique_ids,
+    _check_references,
+    _check_patterns,
+    _check_scale,
+    _check_roles,
+    _check_annotations,
+    _check_rounds,
+    _check_passes,
+    _check_blind_passes,
+    _check_amendment_scopes,
+    _check_claims,
+    _check_security,
+    _check_locked,
+    _check_leak_patterns,
+)
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def _rules(doc: dict[str, Any], out: _Problems) -> Rules:
+    props = schemas.schema("plan")["properties"]["rules"]["properties"]
+    r = _defaults(doc.get("rules") or {}, props)
     kappa = _defaults(r.get("kappa", {}), props["kappa"]["properties"])
     pass_ = _defaults(r.get("pass", {}), props["pass"]["properties"])
     fail = _defaults(r.get("fail", {}), props["fail"]["properties"])
@@ -398,15 +492,102 @@ def _rules(raw: dict[str, Any], props: dict[str, Any], lines: dict[str, int], ad
             require_annotations=r["require_annotations"],
         )
     except (ValueError, ZeroDivisionError) as exc:
-        add((_line(lines, ["rules"]), f"rules: {exc}"))
+        out.at(["rules"], f"rules: {exc}")
         return Rules()
     if rules.pass_.dims_fraction > 1:
-        add((_line(lines, ["rules", "pass", "dims_fraction"]), "rules.pass.dims_fraction must be at most 1"))
+        out.at(["rules", "pass", "dims_fraction"], _dims_fraction_problem(doc, rules.pass_.dims_fraction))
     if rules.fail.improvement > rules.pass_.improvement:
-        add(
-            (_line(lines, ["rules", "fail"]), "rules.fail.improvement must not exceed rules.pass.improvement")
-        )
+        out.at(["rules", "fail"], "rules.fail.improvement must not exceed rules.pass.improvement")
     return rules
+
+
+def _dims_fraction_problem(doc: dict[str, Any], fraction: Fraction) -> str:
+    """A share above 1 asks a question to improve on more dimensions than it is scored on."""
+    text = f"rules.pass.dims_fraction is {fraction_text(fraction)} but must be at most 1"
+    primaries = [p for p in doc["passes"] if p.get("primary")]
+    if len(primaries) != 1:
+        return text
+    p, n = primaries[0], len(primaries[0]["dimensions"])
+    need = math.ceil(fraction * n)
+    return f"{text}: a question would have to improve on {need} of the {n} dimensions pass {p['id']} scores"
+
+
+# --------------------------------------------------------------------------- model
+
+
+def _question(q: dict[str, Any]) -> Question:
+    return Question(q["id"], q["text"], q.get("domain", ""), tuple(q.get("expects", [])))
+
+
+def _round(r: dict[str, Any], doc: dict[str, Any]) -> Round:
+    spec = r["questions"]
+    if spec in ("main", "holdout"):
+        ids = tuple(_ids(doc, "questions" if spec == "main" else "holdout"))
+        return Round(r["id"], ids, spec, tuple(r.get("refinements", [])))
+    return Round(r["id"], tuple(spec), "explicit", tuple(r.get("refinements", [])))
+
+
+def _pass(p: dict[str, Any]) -> Pass:
+    return Pass(
+        p["id"],
+        tuple(p["conditions"]),
+        tuple(p["dimensions"]),
+        p.get("stripped", False),
+        p.get("primary", False),
+        p.get("blind", False),
+    )
+
+
+def _amendment(a: dict[str, Any], doc: dict[str, Any]) -> Amendment:
+    return Amendment(
+        a["id"],
+        a["title"],
+        a["rationale"],
+        tuple(a["dimensions"]),
+        tuple(a.get("conditions", _ids(doc, "conditions"))),
+        tuple(a.get("passes", _ids(doc, "passes"))),
+    )
+
+
+def _build(
+    doc: dict[str, Any], rules: Rules, *, raw: dict[str, Any], lines: dict[str, int], display: str
+) -> Plan:
+    security = doc.get("security") or {}
+    return Plan(
+        version=doc["version"],
+        study=doc["study"],
+        study_dir=doc["study_dir"].rstrip("/"),
+        responses=doc["responses"],
+        stripped_responses=doc["stripped_responses"],
+        scale=Scale(doc["scale"]["min"], doc["scale"]["max"]),
+        conditions=tuple(Condition(c["id"], c.get("name", c["id"]), c["role"]) for c in doc["conditions"]),
+        transitions=tuple(Transition(t["id"], t["name"]) for t in doc.get("transitions", [])),
+        dimensions=tuple(
+            Dimension(d["id"], d["name"], d["kind"], tuple(d.get("transitions", [])), bool(d.get("annotate")))
+            for d in doc["dimensions"]
+        ),
+        load_dimensions=tuple(doc.get("load_dimensions", [])),
+        questions=tuple(_question(q) for q in doc["questions"]),
+        holdout=tuple(_question(q) for q in doc.get("holdout", [])),
+        rounds=tuple(_round(r, doc) for r in doc["rounds"]),
+        raters=tuple(
+            Rater(r["id"], r.get("name", r["id"]), tuple(r.get("emails", [])), r.get("required", True))
+            for r in doc["raters"]
+        ),
+        passes=tuple(_pass(p) for p in doc["passes"]),
+        markers=tuple(doc.get("markers", [])),
+        rules=rules,
+        refinements=tuple(Refinement(r["id"], r["text"]) for r in doc.get("refinements", [])),
+        retest_cap=doc.get("retest_cap", 1),
+        claims=dict(doc.get("claims") or {}),
+        security=Security(bool(security.get("require_signed", False)), security.get("allowed_signers")),
+        locked=tuple(doc.get("locked", [])),
+        amendments=tuple(_amendment(a, doc) for a in doc.get("amendments") or []),
+        leak_patterns=tuple((doc.get("blind") or {}).get("leak_patterns") or []),
+        path=display,
+        raw=raw,
+        lines=lines,
+    )
 
 
 RATER_ID = re.compile(r"^[a-z][a-z0-9-]{0,31}$")

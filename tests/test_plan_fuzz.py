@@ -5,6 +5,7 @@ failure message that names the plan file so the user knows which file to fix.
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 from pathlib import Path
@@ -21,7 +22,20 @@ FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(Healt
 
 
 def _load_default() -> Any:
-    return YAML(typ="safe").load(DEFAULT_PLAN.read_text("utf-8"))
+    """The default plan plus one of everything it leaves empty (a blind pass, leak patterns,
+    an amendment, a re-test round), so that mutations reach every key the plan can hold."""
+    doc = YAML(typ="safe").load(DEFAULT_PLAN.read_text("utf-8"))
+    doc["passes"].append(
+        {"id": "hidden", "conditions": ["A", "B"], "dimensions": ["D1", "D2"], "stripped": True,
+         "blind": True}
+    )
+    doc["blind"] = {"leak_patterns": ["Condition [AB]", "(?i)aoven"]}
+    doc["amendments"] = [
+        {"id": "v012-d7d8", "title": "Conditional rubric", "rationale": "D7/D8 ruling",
+         "dimensions": ["D7", "D8"], "conditions": ["B"], "passes": ["unblinded"]}
+    ]
+    doc["rounds"].append({"id": "retest1", "questions": ["Q11", "Q12"], "refinements": ["R1"]})
+    return doc
 
 
 DEFAULT = _load_default()
@@ -113,6 +127,14 @@ def _study(tmp_path_factory: Any) -> Path:
 def _seed_study(root: Path) -> None:
     (root / "tests" / "phase2").mkdir(parents=True)
     shutil.copy(EXAMPLE / "scores_redteam.md", root / "tests" / "phase2" / "scores_redteam.md")
+
+
+def test_the_fuzzed_base_plan_is_a_valid_plan(tmp_path: Path) -> None:
+    """Mutations start from a plan that loads: every failure they find is the mutation's."""
+    (tmp_path / PLAN_NAME).write_text(_dump(DEFAULT))
+    result = run_cli("check-plan", "--repo", str(tmp_path), "--format", "json")
+    assert result.code == 1, result.output  # loads; only the two-question re-test round is unreachable
+    assert [u["rule"] for u in json.loads(result.out)["unreachable_rules"]] == ["rules.pass.questions"]
 
 
 @FUZZ

@@ -1,4 +1,8 @@
-"""`aoven-git check-plan`: load the plan (exit 2 if broken) and audit its coverage (exit 1)."""
+"""`aoven-git check-plan`: load the plan (exit 2 if broken) and audit it (exit 1 on errors).
+
+What is audited, and the finding codes, are in `aoven_git/coverage.py` and docs/plan.md
+("check-plan").
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ import json
 import click
 
 from aoven_git.commands._common import Study, format_option, study_options
-from aoven_git.coverage import audit
+from aoven_git.coverage import Coverage, RoundCoverage, audit
+from aoven_git.model import Finding, Plan
 
 
 @click.command("check-plan")
@@ -15,38 +20,41 @@ from aoven_git.coverage import audit
 @format_option("text", "json")
 def command(study: Study, fmt: str) -> int:
     """Audit the plan: each transition covered by exactly one dimension, every transition
-    probed by some question, the unique probes, and any false unique-probe claim."""
+    probed by some question of each round, the unique probes, false unique-probe claims, and
+    pass rules that no scores could meet."""
     plan = study.plan
     cov = audit(plan)
     if fmt == "json":
         click.echo(json.dumps(cov.as_dict(), indent=2, sort_keys=True))
-        return 0 if cov.ok else 1
-    names = {t.id: t.name for t in plan.transitions}
+    else:
+        _print_text(study.display(study.plan_file), plan, cov)
+    return 0 if cov.ok else 1
 
-    def label(t: int | str) -> str:
-        return f"#{t} {names.get(int(t), '?')}"
 
+def _print_text(shown: str, plan: Plan, cov: Coverage) -> None:
+    rounds = f", {len(plan.rounds)} rounds" if len(plan.rounds) > 1 else ""
     click.echo(
-        f"{study.display(study.plan_file)}: {len(plan.transitions)} transitions, "
-        f"{len(plan.dimensions)} dimensions, {len(plan.questions)} questions"
+        f"{shown}: {len(plan.transitions)} transitions, {len(plan.dimensions)} dimensions, "
+        f"{len(plan.questions)} questions{rounds}"
     )
-    for t in cov.uncovered_transitions:
-        click.echo(f"  error: {label(t)} is covered by no dimension")
-    for t, dims in cov.multiply_covered.items():
-        click.echo(f"  error: {label(t)} is covered by several dimensions: {', '.join(dims)}")
-    for t in cov.unprobed_transitions:
-        click.echo(f"  error: {label(t)} is probed by no question")
-    for claim in cov.false_claims:
-        click.echo(
-            f"  error: false claim: {claim['question']} as the unique probe of "
-            f"{label(claim['transition'])}: {claim['reason']}"
-        )
-    if cov.unique_probes:
+    _print_findings(cov.findings)
+    for rnd in cov.rounds:
+        _print_round(rnd)
+    click.echo("ok" if cov.ok else "check-plan found problems")
+
+
+def _print_findings(findings: tuple[Finding, ...]) -> None:
+    for f in findings:
+        prefix = "unreachable rule: " if f.code == "unreachable-rule" else ""
+        click.echo(f"  {f.severity}: {prefix}{f.message}")
+
+
+def _print_round(rnd: RoundCoverage) -> None:
+    role = "verdict round" if rnd.verdict_round else "re-test round"
+    click.echo(f"round {rnd.id} ({role}), {len(rnd.questions)} questions: {', '.join(rnd.questions)}")
+    _print_findings(rnd.findings)
+    if rnd.unique_probes:
         listed = ", ".join(
-            f"{q} for #{t}" for t, q in sorted(cov.unique_probes.items(), key=lambda kv: int(kv[0]))
+            f"{q} for #{t}" for t, q in sorted(rnd.unique_probes.items(), key=lambda kv: int(kv[0]))
         )
         click.echo(f"  unique probes (removing the question leaves the transition unprobed): {listed}")
-    for warning in cov.warnings:
-        click.echo(f"  warning: {warning}")
-    click.echo("ok" if cov.ok else "check-plan found problems")
-    return 0 if cov.ok else 1
