@@ -23,8 +23,13 @@ SEALS_DIR = "seals"
 SEAL_SUFFIX = ".sha256"
 SCORE_PREFIX = "scores_"
 RECONCILIATION_STEM = "reconciliation"
+AMENDMENTS_DIR = "amendments"
+BLIND_DIR = "blind"
+BLIND_KEY = "key.json"
+BLIND_KEY_SEAL_PREFIX = "blind_key_"
 
-Kind = Literal["score", "seal", "reconciliation", "stray", "other"]
+Kind = Literal["score", "seal", "reconciliation", "stray", "blind-item", "blind-key", "blind-key-seal",
+               "other"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,11 @@ def _suffixes(plan: Plan) -> dict[str, tuple[str, str]]:
     for p in plan.passes:
         out.setdefault(f"_{p.id}", (main, p.id))
     return out
+
+
+def sheet_dir(plan: Plan, amendment: str | None = None) -> str:
+    """The folder of a sheet's files: the study dir, or `amendments/<id>/` inside it."""
+    return f"{plan.study_dir}/{AMENDMENTS_DIR}/{amendment}" if amendment else plan.study_dir
 
 
 def score_stem(plan: Plan, sheet: SheetId) -> str:
@@ -110,29 +120,76 @@ def _study_relative(plan: Plan, path: str) -> tuple[str, ...] | None:
         return None
 
 
+def _amendment_of(plan: Plan, parts: tuple[str, ...]) -> tuple[str | None, tuple[str, ...], str | None]:
+    """(amendment id, the parts inside its folder, problem) for `amendments/<id>/…` paths."""
+    if len(parts) < 3 or parts[0] != AMENDMENTS_DIR:
+        return None, parts, None
+    known = {a.id for a in plan.amendments}
+    problem = None if parts[1] in known else (
+        f"amendment {parts[1]!r} is not in the plan (amendments: {', '.join(sorted(known)) or 'none'})")
+    return parts[1], parts[2:], problem
+
+
+def _blind_kind(plan: Plan, parts: tuple[str, ...]) -> StudyPath | None:
+    if len(parts) == 3 and parts[0] == BLIND_DIR:
+        p = plan.pass_(parts[1])
+        sheet = SheetId("", parts[1], plan.main_round.id)
+        problem = None if p is not None and p.blind else f"{parts[1]!r} is not a blind pass of the plan"
+        kind: Kind = "blind-key" if parts[2] == BLIND_KEY else "blind-item"
+        return StudyPath("/".join((plan.study_dir, *parts)), kind, sheet, problem)
+    if len(parts) == 2 and parts[0] == SEALS_DIR and parts[1].startswith(BLIND_KEY_SEAL_PREFIX) \
+            and parts[1].endswith(SEAL_SUFFIX):
+        pass_id = parts[1][len(BLIND_KEY_SEAL_PREFIX) : -len(SEAL_SUFFIX)]
+        p = plan.pass_(pass_id)
+        problem = None if p is not None and p.blind else f"{pass_id!r} is not a blind pass of the plan"
+        return StudyPath("/".join((plan.study_dir, *parts)), "blind-key-seal",
+                         SheetId("", pass_id, plan.main_round.id), problem)
+    return None
+
+
 def classify(plan: Plan, path: str) -> StudyPath:
     """Classify `path`, relative to the repository root (posix separators)."""
     parts = _study_relative(plan, path)
     name = PurePosixPath(path).name
-    if parts is not None and len(parts) == 2 and parts[0] == SEALS_DIR and name.endswith(SEAL_SUFFIX):
-        sheet = parse_score_stem(plan, name[: -len(SEAL_SUFFIX)])
-        problem = None if sheet else f"seal file {name} names no rater/round/pass of the plan"
-        return StudyPath(path, "seal", sheet, problem)
-    if parts is not None and len(parts) == 1 and name.endswith(".md"):
-        stem = name[:-3]
-        if stem.startswith(SCORE_PREFIX):
-            sheet = parse_score_stem(plan, stem)
-            if sheet is not None:
-                return StudyPath(path, "score", sheet)
-            # still a score file to validation (`unknown-rater`); the sealing rules treat it as a stray
-            return StudyPath(path, "score", None, f"{name}: {explain_score_stem(plan, stem)}")
-        if stem.startswith(RECONCILIATION_STEM):
-            sheet = parse_reconciliation_stem(plan, stem)
-            problem = None if sheet else f"{name} names no known round/pass"
-            return StudyPath(path, "reconciliation", sheet, problem)
+    if parts is not None:
+        blind = _blind_kind(plan, parts)
+        if blind is not None:
+            return blind
+        amendment, inner, problem = _amendment_of(plan, parts)
+        found = _sheet_file(plan, path, name, inner, amendment, problem)
+        if found is not None:
+            return found
     if name.lower().startswith(SCORE_PREFIX):
         return StudyPath(path, "stray", stray_owner(plan, name))
     return StudyPath(path, "other")
+
+
+def _sheet_file(plan: Plan, path: str, name: str, parts: tuple[str, ...], amendment: str | None,
+                problem: str | None) -> StudyPath | None:
+    """A score, seal or reconciliation file directly in its sheet folder (the study dir or an
+    amendment's folder), or None."""
+    def sheet_of(sheet: SheetId | None) -> SheetId | None:
+        return None if sheet is None else SheetId(sheet.rater, sheet.pass_id, sheet.round_id, amendment)
+
+    if len(parts) == 2 and parts[0] == SEALS_DIR and name.endswith(SEAL_SUFFIX) \
+            and not name.startswith(BLIND_KEY_SEAL_PREFIX):
+        sheet = sheet_of(parse_score_stem(plan, name[: -len(SEAL_SUFFIX)]))
+        why = problem or (None if sheet else f"seal file {name} names no rater/round/pass of the plan")
+        return StudyPath(path, "seal", None if why else sheet, why)
+    if len(parts) != 1 or not name.endswith(".md"):
+        return None
+    stem = name[:-3]
+    if stem.startswith(SCORE_PREFIX):
+        sheet = sheet_of(parse_score_stem(plan, stem))
+        if sheet is not None and problem is None:
+            return StudyPath(path, "score", sheet)
+        # still a score file to validation (`unknown-rater`); the sealing rules treat it as a stray
+        return StudyPath(path, "score", None, f"{name}: {problem or explain_score_stem(plan, stem)}")
+    if stem.startswith(RECONCILIATION_STEM):
+        sheet = sheet_of(parse_reconciliation_stem(plan, stem))
+        why = problem or (None if sheet else f"{name} names no known round/pass")
+        return StudyPath(path, "reconciliation", None if why else sheet, why)
+    return None
 
 
 def stray_owner(plan: Plan, name: str) -> SheetId | None:
@@ -167,12 +224,24 @@ def response_patterns(plan: Plan) -> re.Pattern[str]:
 
 def seal_path(plan: Plan, sheet: SheetId) -> str:
     """Repository-relative path of the digest seal of a sheet."""
-    return f"{plan.study_dir}/{SEALS_DIR}/{score_stem(plan, sheet)}{SEAL_SUFFIX}"
+    return f"{sheet_dir(plan, sheet.amendment)}/{SEALS_DIR}/{score_stem(plan, sheet)}{SEAL_SUFFIX}"
 
 
 def score_path(plan: Plan, sheet: SheetId) -> str:
-    return f"{plan.study_dir}/{score_stem(plan, sheet)}.md"
+    return f"{sheet_dir(plan, sheet.amendment)}/{score_stem(plan, sheet)}.md"
 
 
-def reconciliation_path(plan: Plan, pass_id: str, round_id: str) -> str:
-    return f"{plan.study_dir}/{reconciliation_stem(plan, pass_id, round_id)}.md"
+def reconciliation_path(plan: Plan, pass_id: str, round_id: str, amendment: str | None = None) -> str:
+    return f"{sheet_dir(plan, amendment)}/{reconciliation_stem(plan, pass_id, round_id)}.md"
+
+
+def blind_dir(plan: Plan, pass_id: str) -> str:
+    return f"{plan.study_dir}/{BLIND_DIR}/{pass_id}"
+
+
+def blind_key_path(plan: Plan, pass_id: str) -> str:
+    return f"{blind_dir(plan, pass_id)}/{BLIND_KEY}"
+
+
+def blind_key_seal_path(plan: Plan, pass_id: str) -> str:
+    return f"{plan.study_dir}/{SEALS_DIR}/{BLIND_KEY_SEAL_PREFIX}{pass_id}{SEAL_SUFFIX}"
