@@ -77,6 +77,9 @@ CONTRACT_KEYS = {
     "validation",
     "retest",
     "generated_by",
+    # added later: a consumer of the first keys never breaks
+    "caveats",
+    "rater_roster",
 }
 COMPLETE = {"ok": True, "status": "complete", "seals": [], "violations": []}
 
@@ -166,6 +169,12 @@ def test_kappa_matches_sklearn_and_alpha_matches_krippendorff(plan):
         "aggregate": "min",
         "bootstrap": 200,
         "seed": 20260426,
+        "threshold_exact": "3/5",
+        "undefined": "exclude",
+        "confidence": 0.95,
+        "interval_method": "BCa",
+        "caveat_min_items": 20,
+        "caveat_max_width": 0.5,
     }
     counted = []
     for pass_id, scores, conds in (("unblinded", ub, ("A", "B")), ("blinded", bl, ("B",))):
@@ -178,18 +187,20 @@ def test_kappa_matches_sklearn_and_alpha_matches_krippendorff(plan):
                     [scores[x][CellKey(q, c, d)] for q, c in items],
                     [scores[y][CellKey(q, c, d)] for q, c in items],
                 )
-                assert entry["pairs"][f"{x}~{y}"] == pytest.approx(ref[f"{x}~{y}"], abs=5e-5)
+                assert entry["pairs"][f"{x}~{y}"] == pytest.approx(ref[f"{x}~{y}"], abs=1e-12)
+                assert float(Fraction(entry["pairs_exact"][f"{x}~{y}"])) == entry["pairs"][f"{x}~{y}"]
                 lo, hi = entry["intervals"][f"{x}~{y}"]
-                assert lo <= hi
-            assert entry["min"] == pytest.approx(min(ref.values()), abs=5e-5)
-            assert entry["mean"] == pytest.approx(sum(ref.values()) / 3, abs=5e-5)
+                assert lo <= hi and entry["interval_methods"][f"{x}~{y}"] in ("BCa", "percentile")
+                assert entry["pair_n"][f"{x}~{y}"] == len(items)
+            assert entry["min"] == pytest.approx(min(ref.values()), abs=1e-12)
+            assert entry["mean"] == pytest.approx(sum(ref.values()) / 3, abs=1e-12)
             assert entry["value"] == entry["min"]
             assert entry["n"] == len(items)
             data = np.array([[scores[r][CellKey(q, c, d)] for q, c in items] for r in raters], dtype=float)
             alpha = krippendorff.alpha(
                 reliability_data=data, level_of_measurement="ordinal", value_domain=[0, 1, 2, 3]
             )
-            assert entry["alpha"] == pytest.approx(alpha, abs=5e-5)
+            assert entry["alpha"] == pytest.approx(alpha, abs=1e-12)
             assert entry["counts"] == (min(ref.values()) >= 0.6)
             if pass_id == "unblinded" and min(ref.values()) >= 0.6:
                 counted.append(d)
@@ -238,7 +249,7 @@ def test_pass_end_to_end(plan):
     mean_b = mean_a - 8  # B = A − 1 on all eight dimensions
     assert doc["means_exact"] == {"A": str(mean_a), "B": str(mean_b)}
     assert doc["improvement_exact"] == str(Fraction(8) / mean_a)
-    assert doc["improvement"] == round(float(Fraction(8) / mean_a), 4)
+    assert doc["improvement"] == float(Fraction(8) / mean_a)  # full precision, not rounded
     assert doc["verdict"] == "PASS" and doc["not_ready"] == []
     assert doc["counted_dimensions"] == DIMS and doc["excluded_dimensions"] == {}
     assert all(k["value"] == 1.0 for k in doc["kappa"]["unblinded"].values())
@@ -252,6 +263,9 @@ def test_pass_end_to_end(plan):
         "aggregate_B": float(a_totals[0] - 8),
         "improved_dimensions": 8,
         "improves": True,
+        "aggregate_A_exact": str(a_totals[0]),
+        "aggregate_B_exact": str(a_totals[0] - 8),
+        "text": plan.question("Q1").text,  # the plan's wording next to the id
     }
     assert doc["blinding"] == {
         "pass": "blinded",
@@ -259,6 +273,7 @@ def test_pass_end_to_end(plan):
         "divergence_exact": "0",
         "threshold": 0.5,
         "used": "unblinded",
+        "threshold_exact": "1/2",
     }
     assert doc["self_bias"] == [
         {"rater": "cto", "pass": "unblinded", "flagged": True, "b_worse": 0},

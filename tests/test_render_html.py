@@ -253,7 +253,7 @@ def test_tables_mirror_markdown_content() -> None:
     tree = parse(render_html(not_ready_report()))
     tables = tree.root.find_all("table")
     classes = [t.attrs.get("class") for t in tables]
-    assert classes[:3] == ["rules", "means", "kappa"]
+    assert classes[:4] == ["rules", "means", "raters", "kappa"]
     rules_rows = tables[0].find_all("tr")
     assert len(rules_rows) == 1 + 17
     seals_text = by_id(tree, "seals").all_text()

@@ -10,15 +10,12 @@ B down by N points in total gives improvement N/160.
 from __future__ import annotations
 
 import dataclasses
-import math
-import warnings
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import cohen_kappa_score
 
 from aoven_git.errors import UsageError
 from aoven_git.model import CellKey, Plan, Round
@@ -27,9 +24,6 @@ from aoven_git.verdict import (
     blinding_divergence,
     blinding_pass,
     decide,
-    exact_kappa,
-    exact_pairwise_kappa,
-    kappa_gate,
     resolve_cells,
     retest_problems,
     self_bias,
@@ -251,62 +245,6 @@ def test_no_counted_dimension(plan):
     assert v.evaluation.improvement is None
     assert rule(v, "pass.questions").outcome == "not-evaluable"
     assert v.verdict == "INCONCLUSIVE"
-
-
-# --------------------------------------------------------------------------- exact κ gate
-
-
-def sk(a, b, weights="quadratic"):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return cohen_kappa_score(a, b, labels=[0, 1, 2, 3], weights=None if weights == "none" else weights)
-
-
-def test_kappa_exactly_at_threshold_counts():
-    # Each score once per rater, every pair off by one: Σd·O = 4, Σd·r·c = Σ_ij (i-j)² = 40,
-    # κ = 1 - 4·4/40 = 3/5. The float route would say 0.59999999999999997780 < 3/5.
-    a, b = [0, 2, 3, 1], [1, 3, 2, 0]
-    assert exact_kappa(
-        list(zip(a, b, strict=True)), categories=[0, 1, 2, 3], weights="quadratic"
-    ) == Fraction(3, 5)
-    assert sk(a, b) == pytest.approx(0.6)
-    assert Fraction(float(sk(a, b))) < Fraction(3, 5)
-    gate = kappa_gate({("x", "y"): Fraction(3, 5)}, threshold=Fraction(3, 5))
-    assert gate.counts and gate.value == Fraction(3, 5)
-    below = kappa_gate({("x", "y"): Fraction(3, 5) - Fraction(1, 10**9)}, threshold=Fraction(3, 5))
-    assert not below.counts and "below 0.6" in below.reason and "0.6 below" not in below.reason
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=30),
-    st.sampled_from(["none", "linear", "quadratic"]),
-)
-def test_exact_kappa_matches_sklearn(pairs, weights):
-    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
-    ours = exact_kappa(pairs, categories=[0, 1, 2, 3], weights=weights)
-    ref = sk(a, b, weights)
-    if math.isnan(ref):
-        assert ours is None
-    else:
-        assert ours is not None and float(ours) == pytest.approx(ref, abs=1e-12)
-
-
-def test_kappa_gate_aggregates_and_undefined_rules():
-    pairs = {("a", "b"): Fraction(4, 5), ("a", "c"): Fraction(1, 2), ("b", "c"): Fraction(9, 10)}
-    assert kappa_gate(pairs, threshold=Fraction(3, 5), aggregate="min").counts is False
-    mean = kappa_gate(pairs, threshold=Fraction(3, 5), aggregate="mean")
-    assert mean.value == Fraction(11, 15) and mean.counts  # (4/5 + 1/2 + 9/10) / 3
-    undef = {("a", "b"): None, ("a", "c"): Fraction(9, 10)}
-    assert not kappa_gate(undef, threshold=Fraction(3, 5)).counts  # exclude: below threshold
-    inc = kappa_gate(undef, threshold=Fraction(3, 5), undefined="include")
-    assert inc.counts and inc.value == Fraction(9, 10)
-    assert kappa_gate({("a", "b"): None}, threshold=Fraction(3, 5), undefined="include").counts
-    assert not kappa_gate({}, threshold=Fraction(3, 5), undefined="include").counts
-    constant = exact_pairwise_kappa(
-        {"a": {1: 2, 2: 2}, "b": {1: 2, 2: 2}}, categories=[0, 1, 2, 3], weights="quadratic"
-    )
-    assert constant == {("a", "b"): None}
 
 
 # --------------------------------------------------------------------------- step 1: cells
