@@ -52,9 +52,10 @@ DEFAULT_CI_METHOD: CiMethod = "BCa"
 _WEIGHTS: tuple[str, ...] = ("none", "linear", "quadratic")
 _LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval")
 _CI_METHODS: tuple[str, ...] = ("BCa", "percentile")
-#: Elements per temporary array of the bootstrap (index rows, count rows, per-pair products):
-#: 2**21 float64 values are 16 MB, so a 20-rater study stays far below the memory target.
-_BUDGET = 2**21
+#: Elements per temporary array of the bootstrap (4 MB of float64): scipy keeps several
+#: pairs × resamples arrays per call and the statistic several rows × pairs × categories arrays
+#: per chunk, so both are sliced to this size and memory stays flat however large the study.
+_BUDGET = 2**19
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -378,6 +379,14 @@ class _ResampleGroup:
             self.vectors.append(codes)
         return self.positions[key]
 
+    def subset(self, start: int, stop: int) -> _ResampleGroup:
+        """The pairs ``start:stop`` with only the vectors they use."""
+        part = _ResampleGroup(self.n)
+        for i, j in self.pairs[start:stop]:
+            part.pairs.append((part.vector(i, self.vectors[i]), part.vector(j, self.vectors[j])))
+        part.keys = self.keys[start:stop]
+        return part
+
 
 class _KappaStatistic:
     """The vectorised statistic ``scipy.stats.bootstrap`` calls with rows of item indices.
@@ -434,7 +443,23 @@ class _KappaStatistic:
 def _bootstrap(
     group: _ResampleGroup, d: IntArray, *, n_resamples: int, seed: int, confidence: float, method: str
 ) -> list[dict[str, object]]:
-    """Intervals for every pair of ``group`` from one ``scipy.stats.bootstrap`` call.
+    """Intervals for every pair of ``group``, in as few ``scipy.stats.bootstrap`` calls as the
+    memory budget allows: scipy keeps a pairs × resamples (and pairs × items) array several times
+    over, so pairs go in slices of at most ``_BUDGET`` such elements. Every call draws the same
+    resample indices (same seed, same item count), so slicing changes no interval."""
+    per_call = max(1, _BUDGET // max(n_resamples, group.n))
+    out: list[dict[str, object]] = []
+    for start in range(0, len(group.pairs), per_call):
+        part = group.subset(start, start + per_call)
+        out += _bootstrap_call(part, d, n_resamples=n_resamples, seed=seed, confidence=confidence,
+                               method=method)
+    return out
+
+
+def _bootstrap_call(
+    group: _ResampleGroup, d: IntArray, *, n_resamples: int, seed: int, confidence: float, method: str
+) -> list[dict[str, object]]:
+    """One ``scipy.stats.bootstrap`` call for the pairs of ``group``.
 
     The data are the item indices 0…n−1 (a paired bootstrap of the raters' scores); the rng is
     ``numpy.random.default_rng(seed)``. BCa where it is defined; where its jackknife or bias
@@ -445,7 +470,7 @@ def _bootstrap(
 
     statistic = _KappaStatistic(group, d)
     items = (np.arange(group.n),)
-    batch = max(1, _BUDGET // group.n)
+    batch = max(1, 4 * _BUDGET // group.n)  # resample index rows per draw
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         warnings.simplefilter("ignore", RuntimeWarning)

@@ -6,7 +6,7 @@ each a function of its own so a step can grow without touching the others:
 
 1. :func:`group_sheets` — the round's sheets by pass and rater, and who is still pending;
 2. :func:`pass_agreement` — κ (with bootstrap intervals), α and the exact κ gate per pass;
-3. :func:`readiness` — blockers from validation, seals and pending raters;
+3. :func:`~aoven_git.readiness.readiness` — blockers from validation, seals and pending raters;
 4. :func:`resolve` — every pass's cells after the reconciliation's consensus;
 5. :func:`~aoven_git.verdict.decide` — the verdict;
 6. :func:`document` — the JSON document every renderer reads.
@@ -33,6 +33,7 @@ from typing import Any
 from aoven_git import __version__
 from aoven_git.errors import UsageError
 from aoven_git.model import CellKey, Pass, Plan, Reconciliation, ScoreSheet
+from aoven_git.readiness import Readiness, readiness
 from aoven_git.verdict import (
     CellResolution,
     Verdict,
@@ -44,7 +45,6 @@ from aoven_git.verdict import (
 from aoven_git.verdict_rules import Evaluation, RuleResult, rules_template
 
 SCHEMA = "aoven-git/report/1"
-NOT_VERIFIED = "not a git repository, so the sealing history was not checked"
 WITHHELD = "withheld while the verdict is NOT-READY"
 #: Small-sample caveats (docs/statistics.md, "Caveats"): a κ on fewer items than this, or a
 #: bootstrap interval wider than this, is flagged in every format.
@@ -134,7 +134,7 @@ class PassAgreement:
 
 
 def pass_agreement(
-    plan: Plan, passes: Mapping[str, PassData], *, bootstrap: int, seed: int
+    plan: Plan, passes: Mapping[str, PassData], *, bootstrap: int, seed: int, method: str
 ) -> dict[str, PassAgreement]:
     """κ for every pass × dimension × rater pair, with one bootstrap over all of them."""
     from aoven_git.agreement import pairwise_kappas
@@ -149,7 +149,8 @@ def pass_agreement(
         for d in (dim.id for dim in plan.dimensions if dim.id in p.dimensions)
     }
     pairs = pairwise_kappas(groups, categories=plan.scale.values, weights=rules.weights,
-                            bootstrap=bootstrap, seed=seed, confidence=CONFIDENCE)
+                            bootstrap=bootstrap, seed=seed, confidence=CONFIDENCE,
+                            method=method)  # type: ignore[arg-type]
     out = {p.id: PassAgreement({}) for p in plan.passes}
     for (pass_id, d), by_pair in pairs.items():
         entry, gate = _dimension_agreement(plan, groups[(pass_id, d)], by_pair)
@@ -197,142 +198,19 @@ def _dimension_agreement(
 # --------------------------------------------------------------------------- 3. readiness
 
 
-@dataclass(frozen=True)
-class Readiness:
-    seals: dict[str, Any]
-    validation: dict[str, Any]
-    blockers: list[str]
-
-
-def readiness(
-    plan: Plan,
-    passes: Mapping[str, PassData],
-    *,
-    round_id: str,
-    seals: Mapping[str, Any] | None,
-    validation: Mapping[str, Any] | None,
-    sheets: Sequence[ScoreSheet],
-    reconciliations: Sequence[Reconciliation],
-    problems: Sequence[str],
-) -> Readiness:
-    """Invalid files, seal problems, grouping problems and pending raters of the passes the
-    verdict uses, in that order."""
-    used = _verdict_passes(plan)
-    pending = [
-        f"required rater {rater} has not revealed scores for pass {p.id}"
-        for p in plan.passes if p.id in used
-        for rater in passes[p.id].pending
-    ]
-    seals_doc, seal_blockers = _seals(seals, round_id, used)
-    validation_doc, invalid = _validation(validation, sheets, reconciliations, round_id)
-    return Readiness(seals_doc, validation_doc, [*invalid, *seal_blockers, *problems, *pending])
-
-
 def _verdict_passes(plan: Plan) -> set[str]:
     stripped = blinding_pass(plan)
     return {plan.primary_pass.id} | ({stripped.id} if stripped else set())
 
 
-def _seals(
-    seals: Mapping[str, Any] | None, round_id: str, used: set[str]
-) -> tuple[dict[str, Any], list[str]]:
-    if seals is None:
-        return _seals_doc(False, "not-verified", NOT_VERIFIED), []
-    violations = [
-        {k: v.get(k) for k in ("code", "rater", "commit", "message")}
-        for v in seals.get("violations", []) or []
-    ]
-    status = seals.get("status") or (
-        "violated" if violations else "complete" if seals.get("ok") else "pending"
-    )
-    if status == "unverifiable":
-        message = str(seals.get("message") or "verify-seal could not run")
-        return _seals_doc(False, status, message), [f"the seals could not be verified: {message}"]
-    blockers = [
-        f"seal violation {v['code']}" + (f" by {v['rater']}" if v.get("rater") else "") + f": {v['message']}"
-        for v in violations
-    ]
-    if status == "violated" and not violations:
-        blockers.append("verify-seal reports violated seals")
-    if status == "pending":
-        blockers += _pending_seals(seals.get("pending"), round_id, used)
-    elif status not in ("complete", "violated"):
-        blockers.append(f"verify-seal reports an unknown status {status!r}")
-    message = seals.get("message") or {
-        "complete": "every seal verified from history",
-        "pending": "some required raters have not sealed yet",
-        "violated": f"{len(violations)} seal violation(s)",
-    }.get(status, str(status))
-    doc = _seals_doc(True, status, message, violations, list(seals.get("forced_reveals", []) or []))
-    return doc, blockers
-
-
-def _seals_doc(
-    verified: bool, status: str, message: str, violations: list | None = None, forced: list | None = None
-) -> dict[str, Any]:
-    return {"verified": verified, "status": status, "message": message,
-            "violations": violations or [], "forced_reveals": forced or []}
-
-
-def _pending_seals(detail: Any, round_id: str, used: set[str]) -> list[str]:
-    if not (isinstance(detail, list) and all(isinstance(p, Mapping) for p in detail)):
-        return ["verify-seal reports required raters that have not sealed yet (status pending)"]
+def pending_blockers(plan: Plan, passes: Mapping[str, PassData]) -> list[str]:
+    """Required raters without a file in a pass the verdict uses."""
+    used = _verdict_passes(plan)
     return [
-        f"required rater {p.get('rater', '?')} has not sealed scores for pass {p.get('pass', '?')}"
-        for p in detail
-        if p.get("round", round_id) == round_id and p.get("pass") in used | {None}
+        f"required rater {rater} has not revealed scores for pass {p.id}"
+        for p in plan.passes if p.id in used
+        for rater in passes[p.id].pending
     ]
-
-
-def _validation(
-    validation: Mapping[str, Any] | None,
-    sheets: Sequence[ScoreSheet],
-    reconciliations: Sequence[Reconciliation],
-    round_id: str,
-) -> tuple[dict[str, Any], list[str]]:
-    files = _validated_files(validation, sheets, reconciliations)
-    bad: dict[str, int] = {}
-    for f in files:
-        if f["errors"] and f["round"] in (None, round_id):
-            bad[f["path"]] = len(f["errors"])
-    for s in sheets:  # a sheet handed over invalid blocks even if the summary missed it
-        if not s.ok and s.sheet.round_id == round_id:
-            bad.setdefault(s.path, len(s.errors))
-    errors = sum(len(f["errors"]) for f in files)
-    warnings = sum(len(f["warnings"]) for f in files)
-    ok = bool(validation.get("ok", errors == 0)) if validation is not None else errors == 0
-    doc = {
-        "ok": ok and errors == 0,
-        "errors": errors,
-        "warnings": warnings,
-        "files": [{k: f[k] for k in ("path", "errors", "warnings")} for f in files],
-    }
-    blockers = [f"{path} is invalid ({n} error{'s' if n != 1 else ''})" for path, n in bad.items()]
-    return doc, blockers
-
-
-def _validated_files(
-    validation: Mapping[str, Any] | None,
-    sheets: Sequence[ScoreSheet],
-    reconciliations: Sequence[Reconciliation],
-) -> list[dict[str, Any]]:
-    """validate's per-file findings (or the sheets' own), plus reconciliations it did not list."""
-    def entry(path: str, errors: list, warnings: list, round_id: str | None) -> dict[str, Any]:
-        return {"path": path, "errors": errors, "warnings": warnings, "round": round_id}
-
-    if validation is not None:
-        files = [entry(f.get("path"), list(f.get("errors", []) or []), list(f.get("warnings", []) or []),
-                       f.get("round")) for f in validation.get("files", []) or []]
-    else:
-        files = [entry(s.path, [f.as_dict() for f in s.errors], [f.as_dict() for f in s.warnings],
-                       s.sheet.round_id) for s in sheets]
-    listed = {f["path"] for f in files}
-    files += [
-        entry(r.path, [f.as_dict() for f in r.findings if f.severity == "error"],
-              [f.as_dict() for f in r.findings if f.severity == "warning"], r.round_id)
-        for r in reconciliations if r.path not in listed
-    ]
-    return files
 
 
 # --------------------------------------------------------------------------- 4. resolve
@@ -371,6 +249,22 @@ def _consensus(
 # --------------------------------------------------------------------------- analyse
 
 
+def _checked(plan: Plan, round_id: str | None, bootstrap: int, method: str | None) -> tuple[str, str]:
+    """The round to analyse and the interval method, or a usage error naming what is wrong."""
+    from aoven_git import agreement
+
+    round_id = round_id or plan.main_round.id
+    round_ids = [r.id for r in plan.rounds]
+    if round_id not in round_ids:
+        raise UsageError(f"unknown round {round_id!r}; the plan has: {', '.join(round_ids)}")
+    if bootstrap < 0:
+        raise UsageError(f"bootstrap must be 0 or more resamples, got {bootstrap}")
+    method = method or agreement.DEFAULT_CI_METHOD
+    if method not in ("BCa", "percentile"):
+        raise UsageError(f"interval method must be BCa or percentile, got {method!r}")
+    return round_id, method
+
+
 def analyse(
     plan: Plan,
     *,
@@ -382,19 +276,17 @@ def analyse(
     bootstrap: int = 1000,
     seed: int = 20260426,
     previous_verdicts: Mapping[str, str] | None = None,
+    interval_method: str | None = None,
 ) -> ReportData:
     """Analyse one round. ``seals`` is verify-seal's ``as_dict()`` (``None`` outside git),
     ``validation`` validate's ``as_dict()``; ``previous_verdicts`` maps earlier rounds to their
     verdicts — any not given is computed here from ``sheets`` (without bootstrap intervals).
+    ``interval_method`` is ``"BCa"`` or ``"percentile"`` (default: agreement.DEFAULT_CI_METHOD).
     """
-    round_id = round_id or plan.main_round.id
-    round_ids = [r.id for r in plan.rounds]
-    if round_id not in round_ids:
-        raise UsageError(f"unknown round {round_id!r}; the plan has: {', '.join(round_ids)}")
-    if bootstrap < 0:
-        raise UsageError(f"bootstrap must be 0 or more resamples, got {bootstrap}")
+    round_id, method = _checked(plan, round_id, bootstrap, interval_method)
     known = dict(previous_verdicts or {})
-    for earlier in round_ids[: round_ids.index(round_id)]:
+    round_ids = [r.id for r in plan.rounds]
+    for earlier in round_ids[: round_ids.index(round_id)]:  # a re-test needs the rounds before it
         if earlier not in known:
             known[earlier] = analyse(
                 plan, sheets=sheets, reconciliations=reconciliations, round_id=earlier, seals=seals,
@@ -402,22 +294,23 @@ def analyse(
             ).verdict.verdict
 
     passes, problems = group_sheets(plan, sheets, round_id)
-    agreement = pass_agreement(plan, passes, bootstrap=bootstrap, seed=seed)
-    ready = readiness(plan, passes, round_id=round_id, seals=seals, validation=validation, sheets=sheets,
-                      reconciliations=reconciliations, problems=problems)
+    kappas = pass_agreement(plan, passes, bootstrap=bootstrap, seed=seed, method=method)
+    ready = readiness(round_id=round_id, used=_verdict_passes(plan), seals=seals, validation=validation,
+                      sheets=sheets, reconciliations=reconciliations,
+                      problems=[*problems, *pending_blockers(plan, passes)])
     resolutions = resolve(plan, passes, reconciliations, round_id)
     primary, stripped = plan.primary_pass, blinding_pass(plan)
     verdict = decide(
         plan,
         primary=resolutions[primary.id],
         blinded=resolutions[stripped.id] if stripped else None,
-        counted_dims=agreement[primary.id].counted,
-        excluded=agreement[primary.id].excluded,
+        counted_dims=kappas[primary.id].counted,
+        excluded=kappas[primary.id].excluded,
         round_id=round_id,
         blockers=ready.blockers,
         previous_verdicts=known,
     )
-    parts = _Parts(plan, round_id, passes, agreement, ready, resolutions, verdict, bootstrap, seed)
+    parts = _Parts(plan, round_id, passes, kappas, ready, resolutions, verdict, bootstrap, seed, method)
     return ReportData(verdict, document(parts))
 
 
@@ -437,6 +330,7 @@ class _Parts:
     verdict: Verdict
     bootstrap: int
     seed: int
+    method: str
 
 
 def document(parts: _Parts) -> dict[str, Any]:
@@ -469,7 +363,7 @@ def document(parts: _Parts) -> dict[str, Any]:
         "questions": _questions(parts),
         "rules": _rules(parts),
         "kappa": kappa,
-        "kappa_settings": _kappa_settings(plan, parts.bootstrap, parts.seed),
+        "kappa_settings": _kappa_settings(plan, parts.bootstrap, parts.seed, parts.method),
         "caveats": caveats(kappa, parts.bootstrap),
         "raters": {p.id: list(parts.passes[p.id].sheets) for p in plan.passes},
         "pending_raters": {p.id: list(parts.passes[p.id].pending) for p in plan.passes},
@@ -561,9 +455,7 @@ def _dimensions(plan: Plan, ev: Evaluation | None, counted: Sequence[str]) -> li
     return out
 
 
-def _kappa_settings(plan: Plan, bootstrap: int, seed: int) -> dict[str, Any]:
-    from aoven_git.agreement import DEFAULT_CI_METHOD
-
+def _kappa_settings(plan: Plan, bootstrap: int, seed: int, method: str) -> dict[str, Any]:
     k = plan.rules.kappa
     return {
         "weights": k.weights,
@@ -574,7 +466,7 @@ def _kappa_settings(plan: Plan, bootstrap: int, seed: int) -> dict[str, Any]:
         "threshold_exact": _x(k.threshold),
         "undefined": k.undefined,
         "confidence": CONFIDENCE,
-        "interval_method": DEFAULT_CI_METHOD,
+        "interval_method": method,
         "caveat_min_items": CAVEAT_MIN_ITEMS,
         "caveat_max_width": _f(CAVEAT_MAX_WIDTH),
     }

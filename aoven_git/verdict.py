@@ -116,7 +116,7 @@ def resolve_cells(
     unflagged: str = "mean",
     alternatives: Mapping[CellKey, Iterable[int]] | None = None,
 ) -> CellResolution:
-    """SPEC §7.1 for every cell any rater scored.
+    """Step 1 for every cell any rater scored (docs/statistics.md, "Cells after consensus").
 
     Unanimity wins over a consensus row (a consensus can only settle a disagreement); a
     contested cell is never split (mean/median apply only to unflagged cells without any
@@ -179,7 +179,7 @@ class Blinding:
     skipped: int  # pairs left out because a side is contested or has no score
 
 
-# --------------------------------------------------------------------------- self-bias (§6)
+# --------------------------------------------------------------------------- self-bias
 
 
 @dataclass(frozen=True)
@@ -242,7 +242,8 @@ def terminal_message(plan: Plan) -> str:
 def retest_problems(
     plan: Plan, round_id: str, previous_verdicts: Mapping[str, str] | None = None
 ) -> list[str]:
-    """Why a re-test round may not be judged (SPEC §7.8); empty for the first round.
+    """Why a re-test round may not be judged (docs/statistics.md, "Re-tests"); empty for the
+    first round.
 
     A re-test is the anti-p-hacking escape hatch of an INCONCLUSIVE result: hold-out
     questions only, refinements only from the locked list, at most ``retest_cap`` of them,

@@ -1,4 +1,4 @@
-"""Agreement statistics against independent references (SPEC §6).
+"""Agreement statistics against independent references (docs/statistics.md).
 
 Every expected number here comes from outside this package: scikit-learn, the
 ``krippendorff`` package, scipy, or a value printed in a stored public source (cited next to
@@ -218,7 +218,7 @@ def test_irr_anxiety_rater2_rater3_observed_levels():
     #   kappa2(anxiety[,2:3], "equal")    ->  0.1459075
     #   kappa2(anxiety[,2:3], "squared")  ->  0.2520325
     # Raters 2 and 3 never use score 5, and irr builds its scale from the observed levels
-    # (1,2,3,4,6) — exactly the pitfall SPEC §6 forbids. Given those levels as categories
+    # (1,2,3,4,6) — exactly the pitfall docs/statistics.md warns about. Given those levels as categories
     # we reproduce irr; given the full 1..6 scale the weighted values move.
     observed_levels = (1, 2, 3, 4, 6)
     published = {"none": -0.006289308, "linear": 0.1459075, "quadratic": 0.2520325}

@@ -1,4 +1,4 @@
-"""analysis.analyse: sheets in, the report contract (helper-notes/report-json.md) out.
+"""analysis.analyse: sheets in, the report document (docs/statistics.md) out.
 
 κ values are checked against scikit-learn and α against the `krippendorff` package, computed
 here from the same scores; verdict numbers against means worked out in the test.

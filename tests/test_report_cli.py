@@ -2,7 +2,7 @@
 
 κ comes from scikit-learn, means and improvement from exact fractions computed here from the
 score files' cells (read with the project's score-file parser, which is not what is under test),
-following SPEC §7 step by step. The Markdown rendering is pinned by a golden file; regenerate it
+following docs/statistics.md step by step. The Markdown rendering is pinned by a golden file; regenerate it
 after an intended change with
 
     AOVEN_UPDATE_GOLDEN=1 python -m pytest tests/test_report_cli.py -q -k golden
@@ -72,7 +72,7 @@ def example_cells() -> Scores:
 
 
 def resolved(scores: Scores, pass_id: str, consensus: dict[Key, int]) -> dict[Key, Fraction]:
-    """SPEC §7.1 with `unflagged: mean`: agreement, else the consensus, else the exact mean."""
+    """Cells after consensus with `unflagged: mean`: agreement, else the consensus, else the exact mean."""
     sheets = [scores[(r, pass_id)] for r in RATERS]
     out = {}
     for key in sheets[0]:

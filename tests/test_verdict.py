@@ -1,4 +1,4 @@
-"""SPEC §7 verdict rules, each pinned on its threshold.
+"""The verdict rules (docs/statistics.md), each pinned on its threshold.
 
 Every expected number is written by hand as a Fraction next to the scores that produce it
 (the arithmetic is in the comments), never read back from the module under test. The default
@@ -473,7 +473,7 @@ def test_custom_plan_from_yaml():
 
 
 def reference_verdict(a: dict[tuple[str, str], int], b: dict[tuple[str, str], int]) -> str:
-    """SPEC §7.3–7.5 for the default plan with every dimension counted, written out plainly."""
+    """Steps 3–5 of docs/statistics.md for the default plan, every dimension counted, written out plainly."""
     mean_a = Fraction(sum(a.values()), 10)
     mean_b = Fraction(sum(b.values()), 10)
     imp = None if mean_a == 0 else (mean_a - mean_b) / mean_a
