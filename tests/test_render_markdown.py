@@ -11,6 +11,7 @@ import copy
 import json
 import os
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -437,6 +438,46 @@ def test_number_formatting_rounds_half_up_from_exact_values() -> None:
     assert numfmt.mean(0.2, "1/5", signed=True) == "+0.20"
     assert numfmt.mean(-0.001, signed=True) == "0.00"
     assert numfmt.mean(None) == "—"
+
+
+def _half_away(q: Fraction, places: int) -> Fraction:
+    """An independent oracle for rounding half up (away from zero on a tie)."""
+    scaled = abs(q) * 10**places
+    whole = int(scaled + Fraction(1, 2))  # floor(x + 1/2) for x ≥ 0
+    return (whole if q >= 0 else -whole) / Fraction(10**places)
+
+
+@settings(max_examples=300, deadline=None)
+@given(q=st.fractions(min_value=-1000, max_value=1000, max_denominator=10**6), places=st.integers(0, 6))
+def test_decimal_rounds_half_up_exactly(q: Fraction, places: int) -> None:
+    text = numfmt.decimal(q, places)
+    expected = _half_away(q, places)
+    assert Fraction(text) == expected
+    assert not text.startswith("-") or expected != 0  # never "-0.00"
+    assert len(text.split(".")[1]) == places if places else "." not in text
+
+
+@settings(max_examples=300, deadline=None)
+@given(t=st.fractions(min_value=0, max_value=1, max_denominator=20),
+       offset=st.fractions(min_value=Fraction(-1, 10**6), max_value=Fraction(1, 10**6),
+                           max_denominator=10**12))
+def test_sentence_numbers_never_print_equal_to_a_different_threshold(t: Fraction, offset: Fraction) -> None:
+    v = t + offset
+    assert (numfmt.brief_near(v, t) == numfmt.brief(t)) is (v == t)
+    assert (numfmt.brief_percent_near(v, t) == numfmt.brief_percent(t)) is (v == t)
+
+
+def test_sentence_and_chart_formats() -> None:
+    assert numfmt.brief(Fraction(3, 5)) == "0.6" and numfmt.brief(Fraction(37, 240)) == "0.1542"
+    assert numfmt.brief(-0.00001) == "0" and numfmt.brief(2) == "2"
+    assert numfmt.brief_percent(Fraction(31, 160)) == "19.38%"
+    assert numfmt.brief_percent(Fraction(1, 5)) == "20%"
+    assert numfmt.brief_percent(Fraction(1, 800)) == "0.13%"  # 0.125 %: half up, not to even
+    assert numfmt.brief_near(Fraction(3, 5) - Fraction(1, 10**9), Fraction(3, 5)) == "0.599999999"
+    assert numfmt.coordinate(10.04) == "10" and numfmt.coordinate(-0.04) == "0"
+    assert numfmt.finite(True) is None and numfmt.finite(float("inf")) is None and numfmt.finite(2) == 2.0
+    assert numfmt.to_fraction(0.1) == Fraction(1, 10) and numfmt.to_fraction(None, "x/0") is None
+    assert numfmt.interval([0.1, None]) == "" and numfmt.interval([-0.25, 0.4]) == "[-0.250, 0.400]"
 
 
 # --- truncation ----------------------------------------------------------------------------------

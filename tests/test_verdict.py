@@ -10,6 +10,8 @@ B down by N points in total gives improvement N/160.
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from aoven_git.verdict import (
     retest_problems,
     self_bias,
 )
+from aoven_git.verdict_rules import at_least, at_most, rule_pair
 
 QS = [f"Q{i}" for i in range(1, 11)]
 DIMS = [f"D{i}" for i in range(1, 9)]
@@ -503,3 +506,48 @@ def test_verdict_matches_reference_rules(a_scores, per_question, noise):
         CellKey(q, "B", d): v for (q, d), v in b.items()
     }
     assert run(_PLAN, scores).verdict == reference_verdict(a, b)
+
+
+# --------------------------------------------------------------------------- rule families
+
+
+@given(
+    value=st.fractions(min_value=-2, max_value=2, max_denominator=40),
+    threshold=st.fractions(min_value=-1, max_value=1, max_denominator=10),
+    fail_offset=st.fractions(min_value=0, max_value=1, max_denominator=10),
+)
+@settings(max_examples=200, deadline=None)
+def test_rule_pair_twin_is_the_negated_condition_at_the_fail_threshold(value, threshold, fail_offset):
+    fail_at = threshold - fail_offset
+    rules = rule_pair(id="improvement", value=value, threshold=threshold, fail_threshold=fail_at,
+                      holds=at_least, texts=("≥", "<"), sentences=("missed", "failing"))
+    by_kind = {r.kind: r for r in rules}
+    assert [r.id for r in rules] == ["pass.improvement", "fail.improvement"]
+    assert by_kind["pass"].outcome == ("met" if value >= threshold else "not-met")
+    assert by_kind["fail"].outcome == ("met" if value < fail_at else "not-met")  # "met": it fails
+    assert (by_kind["pass"].value, by_kind["fail"].value) == (value, value)
+    assert (by_kind["pass"].threshold, by_kind["fail"].threshold) == (threshold, fail_at)
+    assert by_kind["pass"].sentence == (None if value >= threshold else "missed")
+    assert by_kind["fail"].sentence == ("failing" if value < fail_at else None)
+    same = rule_pair(id="load.D8", value=value, threshold=threshold, holds=at_most, texts=("≤", ">"))
+    assert [r.outcome for r in same].count("met") == 1  # same threshold: exactly one side holds
+
+
+def test_rule_pair_not_evaluable_and_without_twin():
+    rules = rule_pair(id="load.D8", value=Fraction(1), threshold=Fraction(1, 2), holds=at_most,
+                      texts=("≤", ">"), not_evaluable="D8 does not count", impossible="the load rule")
+    assert [(r.outcome, r.reason) for r in rules] == [("not-evaluable", "D8 does not count")] * 2
+    assert rules[0].sentence == "PASS is impossible: the load rule" and rules[1].sentence is None
+    assert rules[0].value == Fraction(1)  # the delta is still shown
+    [alone] = rule_pair(id="questions", value=Fraction(5), threshold=Fraction(6), holds=at_least,
+                        texts=("≥ 6 questions", None), sentences=("only 5", ""))
+    assert (alone.id, alone.outcome, alone.sentence) == ("pass.questions", "not-met", "only 5")
+
+
+def test_verdict_modules_import_no_numpy():
+    """The verdict stays importable without numpy/scipy (what the pre-commit hook may load)."""
+    code = ("import sys, aoven_git.verdict, aoven_git.verdict_rules, aoven_git.numfmt; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy', 'aoven_git')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "numpy" not in out and "scipy" not in out
+    assert "aoven_git.agreement" not in out and "aoven_git.analysis" not in out
