@@ -95,7 +95,7 @@ def _bar_axis(plot: _Plot, step: float, y_title: str) -> list[str]:
         out.append(f'<line class="grid" x1="{_f(plot.left)}" x2="{_f(plot.left + plot.width)}" y1="{y}" '
                    f'y2="{y}" stroke="{GRID}"/>')
         out.append(f'<text class="tick" x="{_f(plot.left - 6)}" y="{_f(plot.y(v) + 4)}" text-anchor="end">'
-                   f"{_e(numfmt.mean(v) if step < 1 else int(v) if v.is_integer() else v)}</text>")
+                   f"{_e(numfmt.mean(v) if step < 1 else numfmt.brief(v))}</text>")
     out.append(f'<text class="axis-title" transform="translate(14 {_f(plot.top_margin + plot.height / 2)}) '
                f'rotate(-90)" text-anchor="middle">{_e(y_title)}</text>')
     return out
@@ -280,7 +280,7 @@ def _kappa_grid(frame: _KappaFrame) -> list[str]:
         out.append(f'<line class="grid" x1="{_f(frame.x(v))}" x2="{_f(frame.x(v))}" y1="{frame.top - 6}" '
                    f'y2="{frame.base}" stroke="{GRID}"/>'
                    f'<text class="tick" x="{_f(frame.x(v))}" y="{frame.base + 16}" text-anchor="middle">'
-                   f"{v:.1f}</text>")
+                   f"{numfmt.fixed(v, places=1)}</text>")
     out.append(f'<line class="axis" x1="{_f(frame.x(0))}" x2="{_f(frame.x(0))}" y1="{frame.top - 6}" '
                f'y2="{frame.base}" stroke="{INK}"/>')
     out.append(f'<text class="axis-title" x="{_f(frame.left + frame.plot_width / 2)}" y="{frame.height - 2}" '
