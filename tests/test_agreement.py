@@ -426,6 +426,32 @@ def test_one_bootstrap_for_many_groups_equals_one_per_group():
         assert together[dim] == alone
 
 
+@st.composite
+def sparse_ratings(draw):
+    """2–4 raters over up to 12 items, each rating missing or on the scale (often nearly constant)."""
+    raters = draw(st.integers(2, 4))
+    items = draw(st.integers(0, 12))
+    values = st.sampled_from(draw(st.lists(st.integers(0, 3), min_size=1, max_size=4, unique=True)))
+    cell = st.one_of(st.none(), values)
+    return {f"r{r}": {i: v for i in range(items) if (v := draw(cell)) is not None} for r in range(raters)}
+
+
+@pytest.mark.parametrize("method", ["BCa", "percentile"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ratings=sparse_ratings(), weights=st.sampled_from(WEIGHTS))
+def test_bootstrap_never_crashes_warns_or_leaks_nan(method, ratings, weights):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scipy's degenerate-data and numpy's 0/0 warnings included
+        pairs = pairwise_kappa(ratings, categories=SCALE, weights=weights, bootstrap=40, seed=3,
+                               method=method)
+    for ag in pairs.values():
+        assert_plain(ag)
+        if ag.ci is not None:
+            assert -1.0 <= ag.ci[0] <= ag.ci[1] <= 1.0
+        elif ag.value is not None:
+            assert isinstance(ag.ci_reason, str) and ag.ci_reason
+
+
 # --------------------------------------------------------------------------- exact κ and the gate
 
 
