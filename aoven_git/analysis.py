@@ -1,46 +1,56 @@
-"""From parsed score sheets to the report document (SPEC §6–§7, helper-notes/report-json.md).
+"""From parsed score sheets to the report document.
 
-Orchestration over plain data only: the caller has already parsed the score files and
-reconciliations, run ``validate`` and ``verify-seal``; this module groups the sheets by pass,
-computes agreement (agreement.py, floats for display), decides which dimensions count with an
-exact κ gate, resolves cells and asks verdict.py for the verdict. The result's ``as_dict()`` is
-the one document every renderer reads, so every number in it is a rounded float or ``None``
-plus an exact ``"p/q"`` string where the verdict depends on it — never NaN.
+Orchestration over plain data: the caller has already parsed the score files and
+reconciliations, run ``validate`` and ``verify-seal``. :func:`analyse` runs the steps in order,
+each a function of its own so a step can grow without touching the others:
+
+1. :func:`group_sheets` — the round's sheets by pass and rater, and who is still pending;
+2. :func:`pass_agreement` — κ (with bootstrap intervals), α and the exact κ gate per pass;
+3. :func:`~aoven_git.readiness.readiness` — blockers from validation, seals and pending raters;
+4. :func:`resolve` — every pass's cells after the reconciliation's consensus;
+5. :func:`~aoven_git.verdict.decide` — the verdict;
+6. :func:`document` — the JSON document every renderer reads.
+
+The document carries full-precision floats (the correctly rounded value of each exact number)
+and, wherever the verdict depends on a number, its exact ``"p/q"`` string next to it, so a JSON
+consumer can recompute every gate and rule; rounding is left to the human formats (numfmt.py).
+Never NaN. docs/statistics.md explains every number.
 
 Agreement is reported whenever cells parse, even for a NOT-READY verdict: raters need the κ
-table to see which dimensions are in trouble. The verdict numbers themselves (means,
-improvement, rule values) are withheld while NOT-READY, so a reconciliation can never be
-steered by watching a provisional verdict move.
+table to see which dimensions are in trouble. The verdict numbers (means, improvement, rule
+values) are withheld while NOT-READY, so a reconciliation can never be steered by watching a
+provisional verdict move.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from aoven_git import __version__
 from aoven_git.errors import UsageError
 from aoven_git.model import CellKey, Pass, Plan, Reconciliation, ScoreSheet
+from aoven_git.readiness import Readiness, readiness
 from aoven_git.verdict import (
     CellResolution,
-    Evaluation,
-    RuleResult,
     Verdict,
     blinding_pass,
     decide,
-    exact_pairwise_kappa,
-    kappa_gate,
     resolve_cells,
-    rules_template,
     self_bias,
 )
+from aoven_git.verdict_rules import Evaluation, RuleResult, rules_template
 
 SCHEMA = "aoven-git/report/1"
-NOT_VERIFIED = "not a git repository, so the sealing history was not checked"
 WITHHELD = "withheld while the verdict is NOT-READY"
+#: Small-sample caveats (docs/statistics.md, "Caveats"): a κ on fewer items than this, or a
+#: bootstrap interval wider than this, is flagged in every format.
+CAVEAT_MIN_ITEMS = 20
+CAVEAT_MAX_WIDTH = Fraction(1, 2)
+CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
@@ -57,29 +67,30 @@ class ReportData:
         return json.loads(json.dumps(self.document, allow_nan=False))
 
 
-# --------------------------------------------------------------------------- number helpers
-
-
-def _r(x: Fraction | float | int | None) -> float | None:
-    return None if x is None else round(float(x), 4)
+def _f(x: Fraction | float | int | None) -> float | None:
+    """A number at full precision (the correctly rounded float of an exact value)."""
+    return None if x is None else float(x)
 
 
 def _x(x: Fraction | None) -> str | None:
     return None if x is None else str(x)
 
 
-# --------------------------------------------------------------------------- grouping
+# --------------------------------------------------------------------------- 1. group
 
 
 @dataclass(frozen=True)
-class _PassData:
+class PassData:
     pass_: Pass
     sheets: dict[str, ScoreSheet]  # rater -> sheet, plan order
     scores: dict[str, dict[CellKey, int]]  # rater -> cell -> score (only cells the pass expects)
     pending: list[str]  # required raters without a sheet
 
 
-def _group(plan: Plan, sheets: Sequence[ScoreSheet], round_id: str) -> tuple[dict[str, _PassData], list[str]]:
+def group_sheets(
+    plan: Plan, sheets: Sequence[ScoreSheet], round_id: str
+) -> tuple[dict[str, PassData], list[str]]:
+    """The round's sheets by pass and rater (plan order), and problems that block the verdict."""
     problems: list[str] = []
     by_pass: dict[str, dict[str, ScoreSheet]] = {p.id: {} for p in plan.passes}
     for sheet in sheets:
@@ -105,176 +116,118 @@ def _group(plan: Plan, sheets: Sequence[ScoreSheet], round_id: str) -> tuple[dic
             for rater, sheet in ordered.items()
         }
         pending = [r.id for r in plan.required_raters if r.id not in ordered]
-        out[p.id] = _PassData(p, ordered, scores, pending)
+        out[p.id] = PassData(p, ordered, scores, pending)
     return out, problems
 
 
-# --------------------------------------------------------------------------- agreement
+# --------------------------------------------------------------------------- 2. agreement
 
 
-def _kappa(plan: Plan, data: _PassData, bootstrap: int, seed: int) -> tuple[dict, set[str], dict]:
-    """κ table of one pass, plus the dimensions that pass the exact gate and why others do not."""
-    from aoven_git.agreement import aggregate_kappa, krippendorff_alpha, pair_label, pairwise_kappa
+@dataclass(frozen=True)
+class PassAgreement:
+    """One pass's κ table (document form), the dimensions passing the exact gate, and why the
+    others do not."""
+
+    table: dict[str, Any]
+    counted: set[str] = field(default_factory=set)
+    excluded: dict[str, str] = field(default_factory=dict)
+
+
+def pass_agreement(
+    plan: Plan, passes: Mapping[str, PassData], *, bootstrap: int, seed: int, method: str
+) -> dict[str, PassAgreement]:
+    """κ for every pass × dimension × rater pair, with one bootstrap over all of them."""
+    from aoven_git.agreement import pairwise_kappas
 
     rules = plan.rules.kappa
-    cats = plan.scale.values
-    table: dict[str, Any] = {}
-    counts: set[str] = set()
-    why: dict[str, str] = {}
-    for d in (dim.id for dim in plan.dimensions if dim.id in data.pass_.dimensions):
-        ratings = {
+    groups = {
+        (p.id, d): {
             rater: {k.item: v for k, v in cells.items() if k.dimension == d}
-            for rater, cells in data.scores.items()
+            for rater, cells in passes[p.id].scores.items()
         }
-        pairs = pairwise_kappa(
-            ratings, categories=cats, weights=rules.weights, bootstrap=bootstrap, seed=seed
-        )
-        agg_min = aggregate_kappa(pairs, "min", undefined=rules.undefined)
-        agg_mean = aggregate_kappa(pairs, "mean", undefined=rules.undefined)
-        chosen = agg_min if rules.aggregate == "min" else agg_mean
-        alpha = krippendorff_alpha(ratings, categories=cats, level="ordinal")
-        gate = kappa_gate(
-            exact_pairwise_kappa(ratings, categories=cats, weights=rules.weights),
-            threshold=rules.threshold,
-            aggregate=rules.aggregate,
-            undefined=rules.undefined,
-        )
+        for p in plan.passes
+        for d in (dim.id for dim in plan.dimensions if dim.id in p.dimensions)
+    }
+    pairs = pairwise_kappas(groups, categories=plan.scale.values, weights=rules.weights,
+                            bootstrap=bootstrap, seed=seed, confidence=CONFIDENCE,
+                            method=method)  # type: ignore[arg-type]
+    out = {p.id: PassAgreement({}) for p in plan.passes}
+    for (pass_id, d), by_pair in pairs.items():
+        entry, gate = _dimension_agreement(plan, groups[(pass_id, d)], by_pair)
+        out[pass_id].table[d] = entry
         if gate.counts:
-            counts.add(d)
+            out[pass_id].counted.add(d)
         else:
-            why[d] = gate.reason or "kappa below threshold"
-        table[d] = {
-            "value": _r(chosen.value),
-            "reason": chosen.reason if chosen.value is None else gate.reason,
-            "counts": gate.counts,
-            "min": _r(agg_min.value),
-            "mean": _r(agg_mean.value),
-            "alpha": _r(alpha.value),
-            "pairs": {pair_label(*k): _r(v.value) for k, v in pairs.items()},
-            "intervals": {
-                pair_label(*k): ([_r(v.ci[0]), _r(v.ci[1])] if v.ci else None) for k, v in pairs.items()
-            },
-            "n": chosen.n,
-        }
-    return table, counts, why
+            out[pass_id].excluded[d] = gate.reason or "kappa below threshold"
+    return out
 
 
-# --------------------------------------------------------------------------- seals, validation
+def _dimension_agreement(
+    plan: Plan, ratings: Mapping[str, Any], pairs: Mapping[Any, Any]
+) -> tuple[dict[str, Any], Any]:
+    """The document entry of one dimension's κ, and its gate."""
+    from aoven_git.agreement import aggregate_kappa, kappa_gate, krippendorff_alpha, pair_label
 
-
-def _seals(
-    seals: Mapping[str, Any] | None, round_id: str, used: set[str]
-) -> tuple[dict[str, Any], list[str]]:
-    if seals is None:
-        doc = {
-            "verified": False,
-            "status": "not-verified",
-            "message": NOT_VERIFIED,
-            "violations": [],
-            "forced_reveals": [],
-        }
-        return doc, []
-    violations = [
-        {k: v.get(k) for k in ("code", "rater", "commit", "message")}
-        for v in seals.get("violations", []) or []
-    ]
-    status = seals.get("status") or (
-        "violated" if violations else "complete" if seals.get("ok") else "pending"
-    )
-    if status == "unverifiable":
-        message = str(seals.get("message") or "verify-seal could not run")
-        doc = {"verified": False, "status": status, "message": message, "violations": [],
-               "forced_reveals": []}
-        return doc, [f"the seals could not be verified: {message}"]
-    blockers = [
-        f"seal violation {v['code']}" + (f" by {v['rater']}" if v.get("rater") else "") + f": {v['message']}"
-        for v in violations
-    ]
-    if status == "violated" and not violations:
-        blockers.append("verify-seal reports violated seals")
-    if status == "pending":
-        detail = seals.get("pending")
-        if isinstance(detail, list) and all(isinstance(p, Mapping) for p in detail):
-            for p in detail:
-                if p.get("round", round_id) == round_id and p.get("pass") in used | {None}:
-                    who, where = p.get("rater", "?"), p.get("pass", "?")
-                    blockers.append(f"required rater {who} has not sealed scores for pass {where}")
-        else:
-            blockers.append("verify-seal reports required raters that have not sealed yet (status pending)")
-    elif status not in ("complete", "violated"):
-        blockers.append(f"verify-seal reports an unknown status {status!r}")
-    message = seals.get("message") or {
-        "complete": "every seal verified from history",
-        "pending": "some required raters have not sealed yet",
-        "violated": f"{len(violations)} seal violation(s)",
-    }.get(status, str(status))
-    doc = {
-        "verified": True,
-        "status": status,
-        "message": message,
-        "violations": violations,
-        "forced_reveals": list(seals.get("forced_reveals", []) or []),
+    rules = plan.rules.kappa
+    agg_min = aggregate_kappa(pairs, "min", undefined=rules.undefined)
+    agg_mean = aggregate_kappa(pairs, "mean", undefined=rules.undefined)
+    chosen = agg_min if rules.aggregate == "min" else agg_mean
+    alpha = krippendorff_alpha(ratings, categories=plan.scale.values, level="ordinal")
+    gate = kappa_gate({k: v.exact for k, v in pairs.items()}, threshold=rules.threshold,
+                      aggregate=rules.aggregate, undefined=rules.undefined)
+    labels = {k: pair_label(*k) for k in pairs}
+    entry = {
+        "value": _f(chosen.value),
+        "value_exact": _x(chosen.exact),
+        "reason": chosen.reason if chosen.value is None else gate.reason,
+        "counts": gate.counts,
+        "min": _f(agg_min.value),
+        "mean": _f(agg_mean.value),
+        "alpha": _f(alpha.value),
+        "pairs": {labels[k]: _f(v.value) for k, v in pairs.items()},
+        "pairs_exact": {labels[k]: _x(v.exact) for k, v in pairs.items()},
+        "intervals": {labels[k]: (list(v.ci) if v.ci else None) for k, v in pairs.items()},
+        "interval_methods": {labels[k]: v.ci_method for k, v in pairs.items()},
+        "interval_reasons": {labels[k]: v.ci_reason for k, v in pairs.items()},
+        "pair_n": {labels[k]: v.n for k, v in pairs.items()},
+        "n": chosen.n,
     }
-    return doc, blockers
+    return entry, gate
 
 
-def _validation(
-    validation: Mapping[str, Any] | None,
-    sheets: Sequence[ScoreSheet],
-    reconciliations: Sequence[Reconciliation],
-    round_id: str,
-) -> tuple[dict[str, Any], list[str]]:
-    if validation is not None:
-        files = [
-            {
-                "path": f.get("path"),
-                "errors": list(f.get("errors", []) or []),
-                "warnings": list(f.get("warnings", []) or []),
-                "round": f.get("round"),
-            }
-            for f in validation.get("files", []) or []
-        ]
-    else:
-        files = [
-            {
-                "path": s.path,
-                "errors": [f.as_dict() for f in s.errors],
-                "warnings": [f.as_dict() for f in s.warnings],
-                "round": s.sheet.round_id,
-            }
-            for s in sheets
-        ]
-    files += [
-        {
-            "path": r.path,
-            "errors": [f.as_dict() for f in r.findings if f.severity == "error"],
-            "warnings": [f.as_dict() for f in r.findings if f.severity == "warning"],
-            "round": r.round_id,
-        }
-        for r in reconciliations
-        if not any(f["path"] == r.path for f in files)
+# --------------------------------------------------------------------------- 3. readiness
+
+
+def _verdict_passes(plan: Plan) -> set[str]:
+    stripped = blinding_pass(plan)
+    return {plan.primary_pass.id} | ({stripped.id} if stripped else set())
+
+
+def pending_blockers(plan: Plan, passes: Mapping[str, PassData]) -> list[str]:
+    """Required raters without a file in a pass the verdict uses."""
+    used = _verdict_passes(plan)
+    return [
+        f"required rater {rater} has not revealed scores for pass {p.id}"
+        for p in plan.passes if p.id in used
+        for rater in passes[p.id].pending
     ]
-    bad: dict[str, int] = {}
-    for f in files:
-        if f["errors"] and f["round"] in (None, round_id):
-            bad[f["path"]] = len(f["errors"])
-    for s in sheets:  # a sheet handed over invalid blocks even if the summary missed it
-        if not s.ok and s.sheet.round_id == round_id:
-            bad.setdefault(s.path, len(s.errors))
-    errors = sum(len(f["errors"]) for f in files)
-    warnings = sum(len(f["warnings"]) for f in files)
-    ok = bool(validation.get("ok", errors == 0)) if validation is not None else errors == 0
-    doc = {
-        "ok": ok and errors == 0,
-        "errors": errors,
-        "warnings": warnings,
-        "files": [{k: f[k] for k in ("path", "errors", "warnings")} for f in files],
-    }
-    blockers = [f"{path} is invalid ({n} error{'s' if n != 1 else ''})" for path, n in bad.items()]
-    return doc, blockers
 
 
-# --------------------------------------------------------------------------- reconciliation
+# --------------------------------------------------------------------------- 4. resolve
+
+
+def resolve(
+    plan: Plan, passes: Mapping[str, PassData], reconciliations: Sequence[Reconciliation], round_id: str
+) -> dict[str, CellResolution]:
+    """Every pass's cells after consensus (docs/statistics.md, "Cells after consensus")."""
+    out = {}
+    for p in plan.passes:
+        consensus, alternatives = _consensus(reconciliations, p.id, round_id)
+        out[p.id] = resolve_cells(
+            passes[p.id].scores, consensus, flag_spread=plan.rules.flag_spread,
+            unflagged=plan.rules.unflagged, alternatives=alternatives,
+        )
+    return out
 
 
 def _consensus(
@@ -293,76 +246,23 @@ def _consensus(
     return consensus, alternatives
 
 
-# --------------------------------------------------------------------------- document parts
-
-
-def _rule(r: RuleResult) -> dict[str, Any]:
-    return {
-        "id": r.id,
-        "kind": r.kind,
-        "text": r.text,
-        "value": _r(r.value),
-        "value_exact": _x(r.value),
-        "threshold": _r(r.threshold),
-        "threshold_exact": _x(r.threshold),
-        "outcome": r.outcome,
-        "reason": r.reason,
-    }
-
-
-def _dimensions(plan: Plan, ev: Evaluation | None, counted: Sequence[str]) -> list[dict[str, Any]]:
-    by_id = {d.id: d for d in ev.dimensions} if ev else {}
-    out = []
-    for dim in plan.dimensions:
-        if dim.id not in plan.primary_pass.dimensions:
-            continue
-        res = by_id.get(dim.id)
-        ma, mb = (res.mean_a, res.mean_b) if res else (None, None)
-        delta = res.delta if res else None
-        out.append(
-            {
-                "id": dim.id,
-                "name": dim.name,
-                "kind": dim.kind,
-                "load": dim.id in plan.load_dimensions,
-                "counted": dim.id in counted,
-                "mean_A": _r(ma),
-                "mean_B": _r(mb),
-                "delta": _r(delta),
-                "mean_A_exact": _x(ma),
-                "mean_B_exact": _x(mb),
-                "delta_exact": _x(delta),
-            }
-        )
-    return out
-
-
-def _cells(resolutions: Mapping[str, CellResolution]) -> list[dict[str, Any]]:
-    out = []
-    for pass_id, res in resolutions.items():
-        for key in sorted(res.cells):
-            cell = res.cells[key]
-            if not cell.disagreement:
-                continue
-            out.append(
-                {
-                    "cell": str(key),
-                    "pass": pass_id,
-                    "scores": dict(cell.scores),
-                    "flagged": cell.flagged,
-                    "resolution": cell.resolution,
-                    "value": _r(cell.value),
-                    "value_exact": _x(cell.value),
-                }
-            )
-    return out
-
-
-def _unique(items: Sequence[str]) -> list[str]:
-    return list(dict.fromkeys(items))
-
-
 # --------------------------------------------------------------------------- analyse
+
+
+def _checked(plan: Plan, round_id: str | None, bootstrap: int, method: str | None) -> tuple[str, str]:
+    """The round to analyse and the interval method, or a usage error naming what is wrong."""
+    from aoven_git import agreement
+
+    round_id = round_id or plan.main_round.id
+    round_ids = [r.id for r in plan.rounds]
+    if round_id not in round_ids:
+        raise UsageError(f"unknown round {round_id!r}; the plan has: {', '.join(round_ids)}")
+    if bootstrap < 0:
+        raise UsageError(f"bootstrap must be 0 or more resamples, got {bootstrap}")
+    method = method or agreement.DEFAULT_CI_METHOD
+    if method not in ("BCa", "percentile"):
+        raise UsageError(f"interval method must be BCa or percentile, got {method!r}")
+    return round_id, method
 
 
 def analyse(
@@ -376,188 +276,296 @@ def analyse(
     bootstrap: int = 1000,
     seed: int = 20260426,
     previous_verdicts: Mapping[str, str] | None = None,
+    interval_method: str | None = None,
 ) -> ReportData:
     """Analyse one round. ``seals`` is verify-seal's ``as_dict()`` (``None`` outside git),
     ``validation`` validate's ``as_dict()``; ``previous_verdicts`` maps earlier rounds to their
     verdicts — any not given is computed here from ``sheets`` (without bootstrap intervals).
+    ``interval_method`` is ``"BCa"`` or ``"percentile"`` (default: agreement.DEFAULT_CI_METHOD).
     """
-    round_id = round_id or plan.main_round.id
-    round_ids = [r.id for r in plan.rounds]
-    if round_id not in round_ids:
-        raise UsageError(f"unknown round {round_id!r}; the plan has: {', '.join(round_ids)}")
-    if bootstrap < 0:
-        raise UsageError(f"bootstrap must be 0 or more resamples, got {bootstrap}")
-
+    round_id, method = _checked(plan, round_id, bootstrap, interval_method)
     known = dict(previous_verdicts or {})
-    for earlier in round_ids[: round_ids.index(round_id)]:
+    round_ids = [r.id for r in plan.rounds]
+    for earlier in round_ids[: round_ids.index(round_id)]:  # a re-test needs the rounds before it
         if earlier not in known:
             known[earlier] = analyse(
-                plan,
-                sheets=sheets,
-                reconciliations=reconciliations,
-                round_id=earlier,
-                seals=seals,
-                validation=validation,
-                bootstrap=0,
-                seed=seed,
-                previous_verdicts=known,
+                plan, sheets=sheets, reconciliations=reconciliations, round_id=earlier, seals=seals,
+                validation=validation, bootstrap=0, seed=seed, previous_verdicts=known,
             ).verdict.verdict
 
-    primary = plan.primary_pass
-    stripped = blinding_pass(plan)
-    used = {primary.id} | ({stripped.id} if stripped else set())
-    passes, blockers = _group(plan, sheets, round_id)
-
-    # -- agreement, per pass ------------------------------------------------------------------
-    kappa: dict[str, Any] = {}
-    counted: set[str] = set()
-    excluded: dict[str, str] = {}
-    for p in plan.passes:
-        table, counts, why = _kappa(plan, passes[p.id], bootstrap, seed)
-        kappa[p.id] = table
-        if p.id == primary.id:
-            counted, excluded = counts, why
-
-    # -- blockers outside the cells -----------------------------------------------------------
-    for pass_id in (p.id for p in plan.passes if p.id in used):
-        for rater in passes[pass_id].pending:
-            blockers.append(f"required rater {rater} has not revealed scores for pass {pass_id}")
-    seals_doc, seal_blockers = _seals(seals, round_id, used)
-    validation_doc, invalid = _validation(validation, sheets, reconciliations, round_id)
-    blockers = invalid + seal_blockers + blockers
-
-    # -- cells ---------------------------------------------------------------------------------
-    resolutions: dict[str, CellResolution] = {}
-    for p in plan.passes:
-        consensus, alternatives = _consensus(reconciliations, p.id, round_id)
-        resolutions[p.id] = resolve_cells(
-            passes[p.id].scores,
-            consensus,
-            flag_spread=plan.rules.flag_spread,
-            unflagged=plan.rules.unflagged,
-            alternatives=alternatives,
-        )
-
+    passes, problems = group_sheets(plan, sheets, round_id)
+    kappas = pass_agreement(plan, passes, bootstrap=bootstrap, seed=seed, method=method)
+    ready = readiness(round_id=round_id, used=_verdict_passes(plan), seals=seals, validation=validation,
+                      sheets=sheets, reconciliations=reconciliations,
+                      problems=[*problems, *pending_blockers(plan, passes)])
+    resolutions = resolve(plan, passes, reconciliations, round_id)
+    primary, stripped = plan.primary_pass, blinding_pass(plan)
     verdict = decide(
         plan,
         primary=resolutions[primary.id],
         blinded=resolutions[stripped.id] if stripped else None,
-        counted_dims=counted,
-        excluded=excluded,
+        counted_dims=kappas[primary.id].counted,
+        excluded=kappas[primary.id].excluded,
         round_id=round_id,
-        blockers=blockers,
+        blockers=ready.blockers,
         previous_verdicts=known,
     )
+    parts = _Parts(plan, round_id, passes, kappas, ready, resolutions, verdict, bootstrap, seed, method)
+    return ReportData(verdict, document(parts))
 
-    # -- self-bias -------------------------------------------------------------------------------
-    rnd = plan.round_(round_id)
-    assert rnd is not None
-    a, b = plan.baseline.id, plan.treatment.id
-    bias = []
-    for p in plan.passes:
-        if a in p.conditions and b in p.conditions:
-            for s in self_bias(
-                passes[p.id].scores, pass_id=p.id, baseline=a, treatment=b, questions=rnd.questions
-            ):
-                bias.append({"rater": s.rater, "pass": s.pass_id, "flagged": s.flagged, "b_worse": s.b_worse})
 
-    # -- the document ------------------------------------------------------------------------
+# --------------------------------------------------------------------------- 6. document
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """Everything the document is written from."""
+
+    plan: Plan
+    round_id: str
+    passes: Mapping[str, PassData]
+    agreement: Mapping[str, PassAgreement]
+    ready: Readiness
+    resolutions: Mapping[str, CellResolution]
+    verdict: Verdict
+    bootstrap: int
+    seed: int
+    method: str
+
+
+def document(parts: _Parts) -> dict[str, Any]:
+    """The report document (schema ``aoven-git/report/1``): every existing key kept, new keys
+    only added."""
+    plan, verdict = parts.plan, parts.verdict
     ev = verdict.evaluation
-    dims = [d.id for d in plan.dimensions if d.id in primary.dimensions]
-    if ev is not None:
-        rules = [_rule(r) for r in ev.rules]
-        questions = [
-            {
-                "id": q.id,
-                "aggregate_A": _r(q.aggregate_a),
-                "aggregate_B": _r(q.aggregate_b),
-                "improved_dimensions": q.improved_dimensions,
-                "improves": q.improves,
-            }
-            for q in ev.questions
-        ]
-    else:
-        template = rules_template(
-            plan,
-            questions=rnd.questions,
-            dimensions=dims,
-            counted=verdict.counted,
-            excluded=verdict.excluded,
-            reason=WITHHELD,
-        )
-        rules = [_rule(r) for r in template]
-        questions = [
-            {"id": q, "aggregate_A": None, "aggregate_B": None, "improved_dimensions": None, "improves": None}
-            for q in rnd.questions
-        ]
-    blinding = None
-    if verdict.blinding is not None:
-        bl = verdict.blinding
-        blinding = {
-            "pass": bl.pass_id,
-            "divergence": _r(bl.divergence),
-            "divergence_exact": _x(bl.divergence),
-            "threshold": _r(bl.threshold),
-            "used": bl.used,
-        }
-    extremes = None
-    if verdict.best is not None and verdict.worst is not None:
-        extremes = {
-            "best": {"verdict": verdict.best.verdict, "improvement": _r(verdict.best.improvement)},
-            "worst": {"verdict": verdict.worst.verdict, "improvement": _r(verdict.worst.improvement)},
-        }
-    flagged = [str(k) for pid in resolutions for k in sorted(resolutions[pid].flagged)]
-    contested = [str(k) for pid in resolutions for k in sorted(resolutions[pid].contested)]
-    retest = None
-    if round_ids.index(round_id) > 0:
-        retest = {
-            "round": round_id,
-            "refinements": list(rnd.refinements),
-            "problems": list(verdict.retest_problems),
-        }
-
-    doc: dict[str, Any] = {
+    a, b = plan.baseline.id, plan.treatment.id
+    kappa = {p: agreement.table for p, agreement in parts.agreement.items()}
+    return {
         "schema": SCHEMA,
         "study": plan.study,
         "plan_version": plan.version,
-        "round": round_id,
+        "round": parts.round_id,
         "verdict": verdict.verdict,
         "summary": verdict.summary,
         "reasons": list(verdict.reasons),
         "terminal": verdict.terminal,
-        "improvement": _r(ev.improvement) if ev else None,
+        "improvement": _f(ev.improvement) if ev else None,
         "improvement_exact": _x(ev.improvement) if ev else None,
-        "means": {a: _r(ev.mean_a) if ev else None, b: _r(ev.mean_b) if ev else None},
+        "means": {a: _f(ev.mean_a) if ev else None, b: _f(ev.mean_b) if ev else None},
         "means_exact": {a: _x(ev.mean_a) if ev else None, b: _x(ev.mean_b) if ev else None},
         "conditions": {"baseline": a, "treatment": b},
         "b_scores_from": verdict.b_scores_from,
-        "blinding": blinding,
-        "verdict_pass": primary.id,
+        "blinding": _blinding(verdict),
+        "verdict_pass": plan.primary_pass.id,
         "counted_dimensions": list(verdict.counted),
         "excluded_dimensions": dict(verdict.excluded),
         "dimensions": _dimensions(plan, ev, verdict.counted),
-        "questions": questions,
-        "rules": rules,
+        "questions": _questions(parts),
+        "rules": _rules(parts),
         "kappa": kappa,
-        "kappa_settings": {
-            "weights": plan.rules.kappa.weights,
-            "threshold": _r(plan.rules.kappa.threshold),
-            "aggregate": plan.rules.kappa.aggregate,
-            "bootstrap": bootstrap,
-            "seed": seed,
-        },
-        "raters": {p.id: list(passes[p.id].sheets) for p in plan.passes},
-        "pending_raters": {p.id: list(passes[p.id].pending) for p in plan.passes},
-        "flagged_cells": _unique(flagged),
-        "contested_cells": _unique(contested),
-        "cells": _cells(resolutions),
-        "extremes": extremes,
-        "robust_to_contested": len(verdict.contested) if extremes and verdict.verdict != "CONTESTED" else 0,
-        "self_bias": bias,
+        "kappa_settings": _kappa_settings(plan, parts.bootstrap, parts.seed, parts.method),
+        "caveats": caveats(kappa, parts.bootstrap),
+        "raters": {p.id: list(parts.passes[p.id].sheets) for p in plan.passes},
+        "pending_raters": {p.id: list(parts.passes[p.id].pending) for p in plan.passes},
+        "rater_roster": [{"id": r.id, "name": r.name, "required": r.required} for r in plan.raters],
+        **_cell_lists(parts.resolutions),
+        "extremes": _extremes(verdict),
+        "robust_to_contested": _robust_to(verdict),
+        "self_bias": _self_bias(parts),
         "not_ready": list(verdict.not_ready),
-        "seals": seals_doc,
-        "validation": validation_doc,
-        "retest": retest,
+        "seals": parts.ready.seals,
+        "validation": parts.ready.validation,
+        "retest": _retest(parts),
         "generated_by": f"aoven-git {__version__}",
     }
-    return ReportData(verdict, doc)
+
+
+def _rule(r: RuleResult) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "kind": r.kind,
+        "text": r.text,
+        "value": _f(r.value),
+        "value_exact": _x(r.value),
+        "threshold": _f(r.threshold),
+        "threshold_exact": _x(r.threshold),
+        "outcome": r.outcome,
+        "reason": r.reason,
+    }
+
+
+def _rules(parts: _Parts) -> list[dict[str, Any]]:
+    """Every rule with its value; while NOT-READY the same rules without values."""
+    plan, verdict = parts.plan, parts.verdict
+    if verdict.evaluation is not None:
+        return [_rule(r) for r in verdict.evaluation.rules]
+    rnd = plan.round_(parts.round_id)
+    assert rnd is not None
+    dims = [d.id for d in plan.dimensions if d.id in plan.primary_pass.dimensions]
+    template = rules_template(plan, questions=rnd.questions, dimensions=dims, counted=verdict.counted,
+                              excluded=verdict.excluded, reason=WITHHELD)
+    return [_rule(r) for r in template]
+
+
+def _questions(parts: _Parts) -> list[dict[str, Any]]:
+    """Per question: the plan's text, both aggregates (exact too) and whether it improves."""
+    plan, ev = parts.plan, parts.verdict.evaluation
+    a, b = plan.baseline.id, plan.treatment.id
+    rnd = plan.round_(parts.round_id)
+    assert rnd is not None
+    results = {q.id: q for q in ev.questions} if ev else {}
+    out = []
+    for qid in rnd.questions:
+        q, question = results.get(qid), plan.question(qid)
+        out.append({
+            "id": qid,
+            f"aggregate_{a}": _f(q.aggregate_a) if q else None,
+            f"aggregate_{b}": _f(q.aggregate_b) if q else None,
+            "improved_dimensions": q.improved_dimensions if q else None,
+            "improves": q.improves if q else None,
+            f"aggregate_{a}_exact": _x(q.aggregate_a) if q else None,
+            f"aggregate_{b}_exact": _x(q.aggregate_b) if q else None,
+            "text": question.text if question else None,
+        })
+    return out
+
+
+def _dimensions(plan: Plan, ev: Evaluation | None, counted: Sequence[str]) -> list[dict[str, Any]]:
+    by_id = {d.id: d for d in ev.dimensions} if ev else {}
+    out = []
+    for dim in plan.dimensions:
+        if dim.id not in plan.primary_pass.dimensions:
+            continue
+        res = by_id.get(dim.id)
+        ma, mb = (res.mean_a, res.mean_b) if res else (None, None)
+        delta = res.delta if res else None
+        out.append({
+            "id": dim.id,
+            "name": dim.name,
+            "kind": dim.kind,
+            "load": dim.id in plan.load_dimensions,
+            "counted": dim.id in counted,
+            "mean_A": _f(ma),
+            "mean_B": _f(mb),
+            "delta": _f(delta),
+            "mean_A_exact": _x(ma),
+            "mean_B_exact": _x(mb),
+            "delta_exact": _x(delta),
+        })
+    return out
+
+
+def _kappa_settings(plan: Plan, bootstrap: int, seed: int, method: str) -> dict[str, Any]:
+    k = plan.rules.kappa
+    return {
+        "weights": k.weights,
+        "threshold": _f(k.threshold),
+        "aggregate": k.aggregate,
+        "bootstrap": bootstrap,
+        "seed": seed,
+        "threshold_exact": _x(k.threshold),
+        "undefined": k.undefined,
+        "confidence": CONFIDENCE,
+        "interval_method": method,
+        "caveat_min_items": CAVEAT_MIN_ITEMS,
+        "caveat_max_width": _f(CAVEAT_MAX_WIDTH),
+    }
+
+
+def caveats(kappa: Mapping[str, Mapping[str, Any]], bootstrap: int) -> list[dict[str, Any]]:
+    """Where a κ rests on few items or its interval is wide (docs/statistics.md, "Caveats"):
+    one entry per pass, dimension and kind, naming the pairs concerned."""
+    out: list[dict[str, Any]] = []
+    for pass_id, per_dim in kappa.items():
+        for dim, entry in per_dim.items():
+            defined = [p for p, v in (entry.get("pairs") or {}).items() if v is not None]
+            few = [p for p in defined if entry["pair_n"][p] < CAVEAT_MIN_ITEMS]
+            if few:
+                n = min(entry["pair_n"][p] for p in few)
+                out.append({"kind": "few-items", "pass": pass_id, "dimension": dim, "pairs": few, "n": n,
+                            "message": f"κ rests on {n} item{'s' if n != 1 else ''} (fewer than "
+                                       f"{CAVEAT_MIN_ITEMS}): one item more or less can move it a lot"})
+            wide = [p for p in defined if _wider(entry["intervals"].get(p))]
+            if wide and bootstrap:
+                out.append({"kind": "wide-interval", "pass": pass_id, "dimension": dim, "pairs": wide,
+                            "message": f"the {int(CONFIDENCE * 100)}% interval of κ is wider than "
+                                       f"{float(CAVEAT_MAX_WIDTH)} for {', '.join(wide)}"})
+    return out
+
+
+def _wider(interval: Sequence[float] | None) -> bool:
+    return interval is not None and Fraction(interval[1]) - Fraction(interval[0]) > CAVEAT_MAX_WIDTH
+
+
+def _blinding(verdict: Verdict) -> dict[str, Any] | None:
+    bl = verdict.blinding
+    if bl is None:
+        return None
+    return {
+        "pass": bl.pass_id,
+        "divergence": _f(bl.divergence),
+        "divergence_exact": _x(bl.divergence),
+        "threshold": _f(bl.threshold),
+        "used": bl.used,
+        "threshold_exact": _x(bl.threshold),
+    }
+
+
+def _extremes(verdict: Verdict) -> dict[str, Any] | None:
+    if verdict.best is None or verdict.worst is None:
+        return None
+    return {
+        case: {"verdict": ev.verdict, "improvement": _f(ev.improvement),
+               "improvement_exact": _x(ev.improvement)}
+        for case, ev in (("best", verdict.best), ("worst", verdict.worst))
+    }
+
+
+def _robust_to(verdict: Verdict) -> int:
+    """How many contested cells the verdict is robust to (0 unless both extremes agree)."""
+    return len(verdict.contested) if verdict.best and verdict.verdict != "CONTESTED" else 0
+
+
+def _cell_lists(resolutions: Mapping[str, CellResolution]) -> dict[str, Any]:
+    flagged = [str(k) for pid in resolutions for k in sorted(resolutions[pid].flagged)]
+    contested = [str(k) for pid in resolutions for k in sorted(resolutions[pid].contested)]
+    cells = []
+    for pass_id, res in resolutions.items():
+        for key in sorted(res.cells):
+            cell = res.cells[key]
+            if cell.disagreement:
+                cells.append({
+                    "cell": str(key),
+                    "pass": pass_id,
+                    "scores": dict(cell.scores),
+                    "flagged": cell.flagged,
+                    "resolution": cell.resolution,
+                    "value": _f(cell.value),
+                    "value_exact": _x(cell.value),
+                })
+    return {"flagged_cells": list(dict.fromkeys(flagged)), "contested_cells": list(dict.fromkeys(contested)),
+            "cells": cells}
+
+
+def _self_bias(parts: _Parts) -> list[dict[str, Any]]:
+    plan = parts.plan
+    a, b = plan.baseline.id, plan.treatment.id
+    rnd = plan.round_(parts.round_id)
+    assert rnd is not None
+    out = []
+    for p in plan.passes:
+        if a in p.conditions and b in p.conditions:
+            for s in self_bias(parts.passes[p.id].scores, pass_id=p.id, baseline=a, treatment=b,
+                               questions=rnd.questions):
+                out.append({"rater": s.rater, "pass": s.pass_id, "flagged": s.flagged, "b_worse": s.b_worse})
+    return out
+
+
+def _retest(parts: _Parts) -> dict[str, Any] | None:
+    plan = parts.plan
+    if [r.id for r in plan.rounds].index(parts.round_id) == 0:
+        return None
+    rnd = plan.round_(parts.round_id)
+    assert rnd is not None
+    return {"round": parts.round_id, "refinements": list(rnd.refinements),
+            "problems": list(parts.verdict.retest_problems)}

@@ -1,63 +1,42 @@
-"""The pre-registered verdict (SPEC §7), in exact fractions over plain data.
+"""The pre-registered verdict, in exact fractions over plain data.
 
 Nothing here reads files, talks to git or imports numpy: scores come in as ``rater -> cell ->
 int`` mappings and every mean, delta and threshold comparison is a :class:`~fractions.Fraction`.
 That is what lets "20 % means ≥ 1/5" hold literally — a study sitting exactly on a threshold
 must land on the side the plan wrote down, not on the side a float rounding error picks.
 
-The steps follow SPEC §7 in order: resolve each cell after consensus, choose which treatment
-scores count (blinding), aggregate over the counted dimensions, evaluate the pass and fail
-rules, re-evaluate at both extremes of the contested cells, and refuse a verdict (NOT-READY)
-while anything the rules depend on is missing. Re-test rounds (§7.8) add their own checks.
+The steps, in the order :func:`decide` runs them (docs/statistics.md, "The verdict, step by
+step"), each with a function of its own:
+
+1. :func:`resolve_cells` — each cell after consensus;
+2. :func:`not_ready_reasons` — what blocks any verdict (seals, files, pending raters, open cells);
+3. :func:`which_b_scores` — the blinding divergence and the pass whose treatment scores count;
+4. :func:`cells_used` — the cells of the round the verdict reads;
+5. :func:`~aoven_git.verdict_rules.evaluate` — aggregates, means and the rule families
+   (verdict_rules.py: improvement, questions, load and regression tolerance);
+6. :func:`at_extremes` — contested cells at their best and worst value for the treatment;
+7. :func:`explain` — the verdict's reasons and summary, including the re-test ending (step 8,
+   :func:`retest_problems`).
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Literal
 
 from aoven_git.errors import UsageError
 from aoven_git.model import CellKey, Pass, Plan
+from aoven_git.numfmt import brief
+from aoven_git.verdict_rules import Evaluation, evaluate
 
 Resolution = Literal["agreed", "consensus", "mean", "median", "contested", "missing"]
-Outcome = Literal["met", "not-met", "not-evaluable"]
-DecidedVerdict = Literal["PASS", "FAIL", "INCONCLUSIVE"]
 VerdictName = Literal["PASS", "FAIL", "INCONCLUSIVE", "CONTESTED", "NOT-READY"]
 
 #: How many cell ids a NOT-READY sentence names before it says "and N more".
 LIST_LIMIT = 20
-
-
-# --------------------------------------------------------------------------- formatting
-
-
-def fmt_num(x: Fraction | int | float) -> str:
-    """A number as people read it in a reason: at most 4 decimals, no trailing zeros."""
-    text = f"{float(x):.4f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
-
-
-def fmt_pct(x: Fraction) -> str:
-    text = f"{float(x * 100):.2f}".rstrip("0").rstrip(".")
-    return ("0" if text in ("-0", "") else text) + "%"
-
-
-def fmt_signed(x: Fraction) -> str:
-    return ("+" if x > 0 else "") + fmt_num(x)
-
-
-def _fmt_near(value: Fraction, threshold: Fraction) -> str:
-    """`value` with enough digits that it never prints equal to a threshold it differs from."""
-    text, digits = fmt_num(value), 4
-    while value != threshold and text == fmt_num(threshold) and digits < 17:
-        digits += 2
-        text = f"{float(value):.{digits}f}".rstrip("0").rstrip(".")
-    return text
 
 
 def _cell_list(keys: Iterable[CellKey]) -> str:
@@ -137,7 +116,7 @@ def resolve_cells(
     unflagged: str = "mean",
     alternatives: Mapping[CellKey, Iterable[int]] | None = None,
 ) -> CellResolution:
-    """SPEC §7.1 for every cell any rater scored.
+    """Step 1 for every cell any rater scored (docs/statistics.md, "Cells after consensus").
 
     Unanimity wins over a consensus row (a consensus can only settle a disagreement); a
     contested cell is never split (mean/median apply only to unflagged cells without any
@@ -171,102 +150,6 @@ def resolve_cells(
     return CellResolution(out)
 
 
-# --------------------------------------------------------------------------- κ gate (exact)
-
-
-def _disagreement(i: int, j: int, weights: str) -> int:
-    if weights == "none":
-        return int(i != j)
-    if weights == "linear":
-        return abs(i - j)
-    if weights == "quadratic":
-        return (i - j) ** 2
-    raise ValueError(f"weights must be none, linear or quadratic, got {weights!r}")
-
-
-def exact_kappa(
-    pairs: Sequence[tuple[int, int]], *, categories: Sequence[int], weights: str
-) -> Fraction | None:
-    """Weighted Cohen's κ as an exact fraction, ``None`` when undefined.
-
-    The verdict gate compares κ with the threshold exactly; agreement.py's float κ of a study
-    sitting on 0.6 can come out as 0.59999…, which would silently drop a dimension. Weights
-    use ranks on the full category list (SPEC §6), as agreement.py does.
-    """
-    cats = sorted(categories)
-    rank = {c: i for i, c in enumerate(cats)}
-    k, n = len(cats), len(pairs)
-    if n == 0 or k < 2:
-        return None
-    rows, cols = [0] * k, [0] * k
-    observed = 0
-    # count the k×k joint table first (C speed), then weigh its at most k² distinct entries:
-    # a large study has ~1500 pair×dimension tables of 1000 items each
-    for (a, b), count in Counter(pairs).items():
-        i, j = rank[a], rank[b]
-        rows[i] += count
-        cols[j] += count
-        observed += count * _disagreement(i, j, weights)
-    expected = sum(rows[i] * cols[j] * _disagreement(i, j, weights) for i in range(k) for j in range(k))
-    if expected == 0:
-        return None
-    return 1 - Fraction(n * observed, expected)
-
-
-def exact_pairwise_kappa(
-    ratings: Mapping[str, Mapping[Hashable, int]], *, categories: Sequence[int], weights: str
-) -> dict[tuple[str, str], Fraction | None]:
-    """Exact κ for every rater pair over the items both scored (pairs in input order)."""
-    raters = list(ratings)
-    out: dict[tuple[str, str], Fraction | None] = {}
-    for i, a in enumerate(raters):
-        ra = ratings[a]
-        for b in raters[i + 1 :]:
-            rb = ratings[b]
-            common = list(ra) if ra.keys() == rb.keys() else [item for item in ra if item in rb]
-            both = list(zip(map(ra.__getitem__, common), map(rb.__getitem__, common), strict=True))
-            out[(a, b)] = exact_kappa(both, categories=categories, weights=weights)
-    return out
-
-
-@dataclass(frozen=True)
-class KappaGate:
-    counts: bool
-    value: Fraction | None  # the plan's aggregate, exact
-    reason: str | None  # why it does not count (or why it counts although undefined)
-
-
-def kappa_gate(
-    pairs: Mapping[tuple[str, str], Fraction | None],
-    *,
-    threshold: Fraction,
-    aggregate: str = "min",
-    undefined: str = "exclude",
-) -> KappaGate:
-    """Does a dimension count (SPEC §6)? Aggregate exactly, then compare with the threshold.
-
-    ``undefined: exclude`` treats any undefined pair as below the threshold; ``include``
-    ignores undefined pairs, and a dimension whose every pair is undefined (raters constant
-    at the same score — agreement, not noise) counts. With no pair at all nothing was
-    measured, so the dimension never counts.
-    """
-    if not pairs:
-        return KappaGate(False, None, "kappa undefined: fewer than two raters scored this pass")
-    bad = [p for p, v in pairs.items() if v is None]
-    good = [v for v in pairs.values() if v is not None]
-    if bad and undefined == "exclude":
-        names = ", ".join(f"{a}~{b}" for a, b in bad)
-        return KappaGate(False, None, f"kappa undefined for {names} (treated as below {fmt_num(threshold)})")
-    if not good:
-        return KappaGate(
-            True, None, "kappa undefined for every pair; counted because rules.kappa.undefined is include"
-        )
-    value = min(good) if aggregate == "min" else sum(good, Fraction(0)) / len(good)
-    if value >= threshold:
-        return KappaGate(True, value, None)
-    return KappaGate(False, value, f"kappa {_fmt_near(value, threshold)} below {fmt_num(threshold)}")
-
-
 # --------------------------------------------------------------------------- step 2: blinding
 
 
@@ -296,7 +179,7 @@ class Blinding:
     skipped: int  # pairs left out because a side is contested or has no score
 
 
-# --------------------------------------------------------------------------- self-bias (§6)
+# --------------------------------------------------------------------------- self-bias
 
 
 @dataclass(frozen=True)
@@ -337,343 +220,6 @@ def self_bias(
     return out
 
 
-# --------------------------------------------------------------------------- steps 3–5
-
-
-@dataclass(frozen=True)
-class RuleResult:
-    id: str
-    kind: Literal["pass", "fail"]
-    text: str
-    value: Fraction | None
-    threshold: Fraction
-    outcome: Outcome  # for a fail rule, "met" means the failing condition holds
-    reason: str | None = None
-    sentence: str | None = None  # why it matters for the verdict, when it does
-
-
-@dataclass(frozen=True)
-class DimensionResult:
-    id: str
-    name: str
-    kind: str
-    load: bool
-    counted: bool
-    mean_a: Fraction | None
-    mean_b: Fraction | None
-
-    @property
-    def delta(self) -> Fraction | None:
-        if self.mean_a is None or self.mean_b is None:
-            return None
-        return self.mean_b - self.mean_a
-
-
-@dataclass(frozen=True)
-class QuestionResult:
-    id: str
-    aggregate_a: Fraction
-    aggregate_b: Fraction
-    improved_dimensions: int
-    improves: bool
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    verdict: DecidedVerdict
-    mean_a: Fraction
-    mean_b: Fraction
-    improvement: Fraction | None
-    needed_dimensions: int
-    dimensions: tuple[DimensionResult, ...]
-    questions: tuple[QuestionResult, ...]
-    rules: tuple[RuleResult, ...]
-    reasons: tuple[str, ...]
-
-
-def _mean(values: Sequence[Fraction]) -> Fraction:
-    return sum(values, Fraction(0)) / len(values)
-
-
-def evaluate(
-    plan: Plan,
-    values: Mapping[CellKey, Fraction],
-    *,
-    questions: Sequence[str],
-    dimensions: Sequence[str],
-    counted: Iterable[str],
-    excluded: Mapping[str, str] | None = None,
-) -> Evaluation:
-    """Steps 3–5 for one fully resolved set of cells (no open cells).
-
-    ``dimensions`` are the ones scored in the verdict pass (plan order); every
-    (question, condition, counted dimension) must have a value.
-    """
-    excluded = excluded or {}
-    a, b = plan.baseline.id, plan.treatment.id
-    rules = plan.rules
-    counted_set = set(counted)
-    dims = [d for d in dimensions if plan.dimension(d) is not None]
-    counted_dims = [d for d in dims if d in counted_set]
-
-    # -- step 3: aggregates and means over the round's questions ---------------------------
-    agg_a = {q: sum((values[CellKey(q, a, d)] for d in counted_dims), Fraction(0)) for q in questions}
-    agg_b = {q: sum((values[CellKey(q, b, d)] for d in counted_dims), Fraction(0)) for q in questions}
-    mean_a, mean_b = _mean(list(agg_a.values())), _mean(list(agg_b.values()))
-    improvement = None if mean_a == 0 else (mean_a - mean_b) / mean_a
-
-    dim_results = []
-    for d in dims:
-        dim = plan.dimension(d)
-        assert dim is not None
-        col_a = [values.get(CellKey(q, a, d)) for q in questions]
-        col_b = [values.get(CellKey(q, b, d)) for q in questions]
-        ma = _mean([x for x in col_a if x is not None]) if all(x is not None for x in col_a) else None
-        mb = _mean([x for x in col_b if x is not None]) if all(x is not None for x in col_b) else None
-        dim_results.append(
-            DimensionResult(d, dim.name, dim.kind, d in plan.load_dimensions, d in counted_set, ma, mb)
-        )
-    by_id = {r.id: r for r in dim_results}
-
-    need = math.ceil(rules.pass_.dims_fraction * len(counted_dims))
-    q_results = []
-    for q in questions:
-        improved = sum(1 for d in counted_dims if values[CellKey(q, b, d)] < values[CellKey(q, a, d)])
-        q_results.append(
-            QuestionResult(q, agg_a[q], agg_b[q], improved, bool(counted_dims) and improved >= need)
-        )
-    improving = sum(1 for r in q_results if r.improves)
-
-    # -- steps 4–5: rules --------------------------------------------------------------------
-    out: list[RuleResult] = []
-    thr_pass, thr_fail = rules.pass_.improvement, rules.fail.improvement
-    if improvement is None:
-        why = f"mean {a} aggregate is 0, so improvement is undefined"
-        out.append(
-            RuleResult(
-                "pass.improvement",
-                "pass",
-                f"improvement ≥ {fmt_pct(thr_pass)}",
-                None,
-                thr_pass,
-                "not-evaluable",
-                why,
-                f"PASS is impossible: {why}",
-            )
-        )
-        out.append(
-            RuleResult(
-                "fail.improvement",
-                "fail",
-                f"improvement < {fmt_pct(thr_fail)}",
-                None,
-                thr_fail,
-                "not-evaluable",
-                why,
-            )
-        )
-    else:
-        ok = improvement >= thr_pass
-        sentence = (
-            None
-            if ok
-            else (
-                f"improvement {_fmt_pct_near(improvement, thr_pass)} is below the "
-                f"{fmt_pct(thr_pass)} needed to pass"
-                + (f" (but not below the {fmt_pct(thr_fail)} fail line)" if improvement >= thr_fail else "")
-            )
-        )
-        out.append(
-            RuleResult(
-                "pass.improvement",
-                "pass",
-                f"improvement ≥ {fmt_pct(thr_pass)}",
-                improvement,
-                thr_pass,
-                "met" if ok else "not-met",
-                None,
-                sentence,
-            )
-        )
-        failed = improvement < thr_fail
-        out.append(
-            RuleResult(
-                "fail.improvement",
-                "fail",
-                f"improvement < {fmt_pct(thr_fail)}",
-                improvement,
-                thr_fail,
-                "met" if failed else "not-met",
-                None,
-                f"improvement {_fmt_pct_near(improvement, thr_fail)} is below {fmt_pct(thr_fail)}"
-                if failed
-                else None,
-            )
-        )
-
-    k = rules.pass_.questions
-    q_text = f"≥ {k} questions improve ({b} < {a}) on ≥ {need} of {len(counted_dims)} counted dimensions"
-    if not counted_dims:
-        why = "no dimension counts toward the verdict"
-        out.append(
-            RuleResult(
-                "pass.questions",
-                "pass",
-                q_text,
-                None,
-                Fraction(k),
-                "not-evaluable",
-                why,
-                f"PASS is impossible: {why}",
-            )
-        )
-    else:
-        ok = improving >= k
-        extra = f" (the round has only {len(questions)})" if len(questions) < k else ""
-        out.append(
-            RuleResult(
-                "pass.questions",
-                "pass",
-                q_text,
-                Fraction(improving),
-                Fraction(k),
-                "met" if ok else "not-met",
-                None,
-                None
-                if ok
-                else f"only {improving} of {len(questions)} questions improve on ≥ {need} "
-                f"of {len(counted_dims)} counted dimensions; {k} needed{extra}",
-            )
-        )
-
-    def per_dimension(dim_id: str, label: str, tol: Fraction, rid: str, what: str) -> None:
-        dim = plan.dimension(dim_id)
-        name = f"{dim_id} ({dim.name})" if dim else dim_id
-        texts = (
-            f"{name}: mean {b} − mean {a} ≤ {fmt_num(tol)}",
-            f"{name}: mean {b} − mean {a} > {fmt_num(tol)}",
-        )
-        res = by_id.get(dim_id)
-        delta = res.delta if res else None
-        if res is None or not res.counted or delta is None:
-            if res is None:
-                why = f"{dim_id} is not scored in the verdict pass {plan.primary_pass.id}"
-            elif not res.counted:
-                why = f"{dim_id} does not count ({excluded.get(dim_id, 'excluded by the kappa gate')})"
-            else:
-                why = f"{dim_id} has cells without a resolved score"
-            out.append(
-                RuleResult(
-                    f"pass.{rid}.{dim_id}",
-                    "pass",
-                    texts[0],
-                    delta,
-                    tol,
-                    "not-evaluable",
-                    why,
-                    f"PASS is impossible: the {label} rule for {dim_id} cannot be evaluated: {why}",
-                )
-            )
-            out.append(RuleResult(f"fail.{rid}.{dim_id}", "fail", texts[1], delta, tol, "not-evaluable", why))
-            return
-        ok = delta <= tol
-        sentence = f"{name} {what} by {fmt_num(delta)} (> {fmt_num(tol)})"
-        out.append(
-            RuleResult(
-                f"pass.{rid}.{dim_id}",
-                "pass",
-                texts[0],
-                delta,
-                tol,
-                "met" if ok else "not-met",
-                None,
-                None if ok else sentence,
-            )
-        )
-        out.append(
-            RuleResult(
-                f"fail.{rid}.{dim_id}",
-                "fail",
-                texts[1],
-                delta,
-                tol,
-                "not-met" if ok else "met",
-                None,
-                None if ok else sentence,
-            )
-        )
-
-    for d in plan.load_dimensions:
-        per_dimension(d, "load", rules.pass_.load_tolerance, "load", "load rises")
-    for dim in plan.dimensions:
-        if dim.kind == "epistemic":
-            per_dimension(dim.id, "regression", rules.pass_.regression_tolerance, "regression", "regresses")
-
-    out.sort(key=lambda r: r.kind != "pass")  # pass rules first, each group in evaluation order
-    fails = [r for r in out if r.kind == "fail" and r.outcome == "met"]
-    pass_rules = [r for r in out if r.kind == "pass"]
-    verdict: DecidedVerdict
-    if fails:
-        verdict = "FAIL"
-        reasons = [r.sentence or r.text for r in fails]
-    elif all(r.outcome == "met" for r in pass_rules):
-        verdict = "PASS"
-        reasons = [
-            f"improvement {fmt_pct(improvement or Fraction(0))} (≥ {fmt_pct(thr_pass)}) and all "
-            f"{len(pass_rules)} pass rules are met"
-        ]
-    else:
-        verdict = "INCONCLUSIVE"
-        reasons = [r.sentence or r.text for r in pass_rules if r.outcome != "met"]
-    return Evaluation(
-        verdict,
-        mean_a,
-        mean_b,
-        improvement,
-        need,
-        tuple(dim_results),
-        tuple(q_results),
-        tuple(out),
-        tuple(reasons),
-    )
-
-
-def rules_template(
-    plan: Plan,
-    *,
-    questions: Sequence[str],
-    dimensions: Sequence[str],
-    counted: Iterable[str],
-    excluded: Mapping[str, str] | None = None,
-    reason: str,
-) -> tuple[RuleResult, ...]:
-    """Every rule with its text and threshold but no value, for a verdict that is withheld.
-
-    Built by evaluating placeholder zeros and blanking the results, so the list can never
-    drift from the rules :func:`evaluate` actually applies.
-    """
-    if not questions:
-        return ()
-    zeros = {
-        CellKey(q, c, d): Fraction(0)
-        for q in questions
-        for c in (plan.baseline.id, plan.treatment.id)
-        for d in dimensions
-    }
-    ev = evaluate(plan, zeros, questions=questions, dimensions=dimensions, counted=counted, excluded=excluded)
-    return tuple(
-        replace(r, value=None, outcome="not-evaluable", reason=reason, sentence=None) for r in ev.rules
-    )
-
-
-def _fmt_pct_near(value: Fraction, threshold: Fraction) -> str:
-    text, digits = fmt_pct(value), 2
-    while value != threshold and text == fmt_pct(threshold) and digits < 15:
-        digits += 2
-        text = f"{float(value * 100):.{digits}f}".rstrip("0").rstrip(".") + "%"
-    return text
-
-
 # --------------------------------------------------------------------------- step 8: re-tests
 
 
@@ -696,7 +242,8 @@ def terminal_message(plan: Plan) -> str:
 def retest_problems(
     plan: Plan, round_id: str, previous_verdicts: Mapping[str, str] | None = None
 ) -> list[str]:
-    """Why a re-test round may not be judged (SPEC §7.8); empty for the first round.
+    """Why a re-test round may not be judged (docs/statistics.md, "Re-tests"); empty for the
+    first round.
 
     A re-test is the anti-p-hacking escape hatch of an INCONCLUSIVE result: hold-out
     questions only, refinements only from the locked list, at most ``retest_cap`` of them,
@@ -739,7 +286,7 @@ def retest_problems(
     return problems
 
 
-# --------------------------------------------------------------------------- steps 6–7: decide
+# --------------------------------------------------------------------------- steps 2–7: decide
 
 
 @dataclass(frozen=True)
@@ -761,6 +308,189 @@ class Verdict:
     excluded: Mapping[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Scope:
+    """What the verdict of a round looks at: its questions, the verdict pass's dimensions and
+    which of them count (with why the others do not)."""
+
+    round_id: str
+    questions: tuple[str, ...]
+    dimensions: tuple[str, ...]
+    counted: tuple[str, ...]
+    excluded: Mapping[str, str]
+
+    @classmethod
+    def of(cls, plan: Plan, round_id: str, counted: Iterable[str], excluded: Mapping[str, str]) -> Scope:
+        rnd = plan.round_(round_id)
+        assert rnd is not None  # retest_problems rejected unknown rounds
+        dims = tuple(d.id for d in plan.dimensions if d.id in plan.primary_pass.dimensions)
+        wanted = set(counted)
+        why = dict(excluded)
+        for d in dims:
+            if d not in wanted:
+                why.setdefault(d, "excluded by the kappa gate")
+        return cls(round_id, tuple(rnd.questions), dims, tuple(d for d in dims if d in wanted), why)
+
+
+def not_ready_reasons(
+    plan: Plan, scope: Scope, resolutions: Sequence[tuple[str, CellResolution]],
+    blockers: Sequence[str], problems: Sequence[str],
+) -> list[str]:
+    """Everything that withholds a verdict: the caller's blockers (seals, invalid files, pending
+    raters), re-test problems, a verdict pass that cannot compare the conditions, and open cells
+    in the passes the verdict uses."""
+    out = [*blockers, *problems]
+    p, a, b = plan.primary_pass, plan.baseline.id, plan.treatment.id
+    if a not in p.conditions or b not in p.conditions:
+        out.append(f"the verdict pass {p.id} does not score both conditions {a} and {b}")
+    if not scope.questions:
+        out.append(f"round {scope.round_id} has no questions")
+    for pass_id, res in resolutions:
+        if res.flagged_without_consensus:
+            out.append(f"flagged cells of pass {pass_id} have no consensus in the reconciliation: "
+                       f"{_cell_list(res.flagged_without_consensus)}")
+        if res.needs_consensus:
+            out.append(f"disagreeing cells of pass {pass_id} need an explicit consensus "
+                       f"(rules.unflagged is require): {_cell_list(res.needs_consensus)}")
+    return out
+
+
+def which_b_scores(
+    plan: Plan, scope: Scope, primary: CellResolution, blinded: CellResolution | None
+) -> tuple[Blinding | None, str]:
+    """The blinding divergence and the pass whose treatment scores the verdict uses.
+
+    Without a stripped pass the primary pass's; otherwise the blinded scores when the mean
+    |blinded − unblinded| over the (question, dimension) pairs both resolved exceeds the plan's
+    ``blinding_divergence``.
+    """
+    p, s, b = plan.primary_pass, blinding_pass(plan), plan.treatment.id
+    if s is None:
+        return None, p.id
+    unblinded: dict[tuple[str, str], Fraction] = {}
+    blind: dict[tuple[str, str], Fraction] = {}
+    skipped = 0
+    for q in scope.questions:
+        for d in (d for d in scope.dimensions if d in s.dimensions):
+            u = primary.cells.get(CellKey(q, b, d))
+            v = blinded.cells.get(CellKey(q, b, d)) if blinded is not None else None
+            if u is None or v is None or u.value is None or v.value is None:
+                skipped += 1
+                continue
+            unblinded[(q, d)], blind[(q, d)] = u.value, v.value
+    divergence = blinding_divergence(unblinded, blind)
+    threshold = plan.rules.blinding_divergence
+    used = s.id if divergence is not None and divergence > threshold else p.id
+    return Blinding(s.id, divergence, threshold, used, len(unblinded), skipped), used
+
+
+def cells_used(
+    plan: Plan, scope: Scope, primary: CellResolution, blinded: CellResolution | None, b_from: str
+) -> tuple[dict[CellKey, ResolvedCell], list[CellKey]]:
+    """The round's cells the verdict reads (treatment cells from ``b_from`` where that pass
+    scores the dimension), and the counted cells nobody scored."""
+    s, a, b = blinding_pass(plan), plan.baseline.id, plan.treatment.id
+    chosen: dict[CellKey, ResolvedCell] = {}
+    absent: list[CellKey] = []
+    for q in scope.questions:
+        for d in scope.dimensions:
+            for cond in (a, b):
+                key = CellKey(q, cond, d)
+                from_blinded = cond == b and s is not None and b_from == s.id and d in s.dimensions
+                source = blinded if from_blinded else primary
+                cell = source.cells.get(key) if source is not None else None
+                if cell is not None:
+                    chosen[key] = cell
+                elif d in scope.counted:
+                    absent.append(key)
+    return chosen, absent
+
+
+@dataclass(frozen=True)
+class Extremes:
+    """The evaluation of the cells used: once when nothing counted is contested, else at both
+    extremes. ``headline`` is the worst case for the treatment."""
+
+    headline: Evaluation
+    best: Evaluation | None = None
+    worst: Evaluation | None = None
+    contested: tuple[CellKey, ...] = ()
+
+
+def at_extremes(plan: Plan, scope: Scope, chosen: Mapping[CellKey, ResolvedCell]) -> Extremes:
+    """Every contested cell at its recorded value best for the treatment, then worst for it
+    (lower scores are better: best for B is B low and A high)."""
+    b = plan.treatment.id
+    fixed = {k: c.value for k, c in chosen.items() if c.value is not None}
+    open_cells = {k: c.options for k, c in chosen.items() if c.resolution == "contested"}
+    contested = tuple(sorted(k for k in open_cells if k.dimension in scope.counted))
+
+    def run(best_for_b: bool) -> Evaluation:
+        values = dict(fixed)
+        for k, options in open_cells.items():
+            low = (k.condition == b) == best_for_b
+            values[k] = Fraction(min(options) if low else max(options))
+        return evaluate(plan, values, questions=scope.questions, dimensions=scope.dimensions,
+                        counted=scope.counted, excluded=scope.excluded)
+
+    if not contested:
+        return Extremes(run(False))
+    best, worst = run(True), run(False)
+    return Extremes(worst, best, worst, contested)
+
+
+def explain(
+    plan: Plan, scope: Scope, extremes: Extremes, blinding: Blinding | None, b_from: str,
+    previous_verdicts: Mapping[str, str] | None,
+) -> tuple[VerdictName, str, list[str], bool]:
+    """The verdict name, its one-line summary, the reasons in order, and whether it is terminal."""
+    verdict, summary, reasons = _contest_outcome(plan, extremes)
+    reasons += _blinding_reasons(plan, blinding, b_from)
+    reasons += [f"{d} does not count toward the verdict: {why}" for d, why in scope.excluded.items()]
+    idx = [r.id for r in plan.rounds].index(scope.round_id)
+    if idx == 0:
+        return verdict, summary, reasons, False
+    before = plan.rounds[idx - 1].id
+    prev = (previous_verdicts or {}).get(before)
+    if prev is None:
+        reasons.append(f"the verdict of round {before} is unknown, so the re-test rules were not fully "
+                       "checked")
+    elif verdict == "INCONCLUSIVE" and prev == "INCONCLUSIVE":
+        message = terminal_message(plan)
+        return verdict, f"INCONCLUSIVE, terminal: {message}", [message, *reasons], True
+    return verdict, summary, reasons, False
+
+
+def _contest_outcome(plan: Plan, extremes: Extremes) -> tuple[VerdictName, str, list[str]]:
+    b, best, worst = plan.treatment.id, extremes.best, extremes.worst
+    if best is None or worst is None:
+        head = extremes.headline
+        return head.verdict, f"{head.verdict}: {head.reasons[0]}", list(head.reasons)
+    cells = _cells_word(len(extremes.contested))
+    if best.verdict == worst.verdict:
+        robust = (f"robust to {cells}: {best.verdict} with every contested cell at its best and at "
+                  f"its worst value for {b}")
+        summary = f"{best.verdict}: {worst.reasons[0]} (robust to {cells})"
+        return best.verdict, summary, [*worst.reasons, robust]
+    summary = (f"CONTESTED: {best.verdict} if every contested cell is resolved in {b}'s favour, "
+               f"{worst.verdict} if against it ({cells})")
+    return "CONTESTED", summary, [
+        f"with the {cells} at their best value for {b}: {best.verdict} — {best.reasons[0]}",
+        f"with the {cells} at their worst value for {b}: {worst.verdict} — {worst.reasons[0]}",
+    ]
+
+
+def _blinding_reasons(plan: Plan, blinding: Blinding | None, b_from: str) -> list[str]:
+    b = plan.treatment.id
+    if blinding is None:
+        return []
+    if blinding.divergence is None:
+        return [f"no blinded {b} scores to compare, so pass {plan.primary_pass.id}'s {b} scores are used"]
+    side = ">" if b_from == blinding.pass_id else "≤"
+    return [f"blinded scores diverge by {brief(blinding.divergence)} ({side} {brief(blinding.threshold)}): "
+            f"the {b} scores of pass {b_from} are used"]
+
+
 def decide(
     plan: Plan,
     *,
@@ -772,7 +502,7 @@ def decide(
     blockers: Sequence[str] = (),
     previous_verdicts: Mapping[str, str] | None = None,
 ) -> Verdict:
-    """SPEC §7 from resolved cells to a verdict.
+    """From resolved cells to a verdict, step by step (see the module docstring).
 
     ``primary`` holds the verdict pass's cells, ``blinded`` the stripped pass's (if the plan
     has one); ``blockers`` are NOT-READY reasons found outside the cells (seals, invalid
@@ -780,185 +510,23 @@ def decide(
     """
     round_id = round_id or plan.main_round.id
     problems = retest_problems(plan, round_id, previous_verdicts)
-    rnd = plan.round_(round_id)
-    assert rnd is not None  # retest_problems rejected unknown rounds
-    questions = list(rnd.questions)
-    excluded = dict(excluded or {})
-    p = plan.primary_pass
-    a, b = plan.baseline.id, plan.treatment.id
-    dims = [d.id for d in plan.dimensions if d.id in p.dimensions]
-    counted = tuple(d for d in dims if d in set(counted_dims))
-    for d in dims:
-        if d not in counted and d not in excluded:
-            excluded[d] = "excluded by the kappa gate"
-    not_ready = list(blockers) + problems
-    if a not in p.conditions or b not in p.conditions:
-        not_ready.append(f"the verdict pass {p.id} does not score both conditions {a} and {b}")
-    if not questions:
-        not_ready.append(f"round {round_id} has no questions")
-
-    s = blinding_pass(plan)
-    resolutions = [(p.id, primary)] + ([(s.id, blinded)] if s is not None and blinded is not None else [])
-    for pass_id, res in resolutions:
-        cells = res.flagged_without_consensus
-        if cells:
-            not_ready.append(
-                f"flagged cells of pass {pass_id} have no consensus in the reconciliation: "
-                f"{_cell_list(cells)}"
-            )
-        cells = res.needs_consensus
-        if cells:
-            not_ready.append(
-                f"disagreeing cells of pass {pass_id} need an explicit consensus "
-                f"(rules.unflagged is require): {_cell_list(cells)}"
-            )
-
-    # -- step 2: which treatment scores ------------------------------------------------------
-    blinding = None
-    b_from = p.id
-    if s is not None:
-        shared = [d for d in dims if d in s.dimensions]
-        unbl, bl, skipped = {}, {}, 0
-        for q in questions:
-            for d in shared:
-                u = primary.cells.get(CellKey(q, b, d))
-                v = blinded.cells.get(CellKey(q, b, d)) if blinded is not None else None
-                if u is None or v is None or u.value is None or v.value is None:
-                    skipped += 1
-                    continue
-                unbl[(q, d)], bl[(q, d)] = u.value, v.value
-        div = blinding_divergence(unbl, bl)
-        thr = plan.rules.blinding_divergence
-        if div is not None and div > thr:
-            b_from = s.id
-        blinding = Blinding(s.id, div, thr, b_from, len(unbl), skipped)
-
-    # -- the cells the verdict uses ----------------------------------------------------------
-    chosen: dict[CellKey, ResolvedCell] = {}
-    absent: list[CellKey] = []
-    for q in questions:
-        for d in dims:
-            for cond in (a, b):
-                key = CellKey(q, cond, d)
-                src = (
-                    blinded
-                    if (cond == b and b_from != p.id and s is not None and d in s.dimensions)
-                    else primary
-                )
-                cell = src.cells.get(key) if src is not None else None
-                if cell is None:
-                    if d in counted:
-                        absent.append(key)
-                    continue
-                chosen[key] = cell
+    scope = Scope.of(plan, round_id, counted_dims, excluded or {})
+    stripped = blinding_pass(plan)
+    resolutions = [(plan.primary_pass.id, primary)]
+    if stripped is not None and blinded is not None:
+        resolutions.append((stripped.id, blinded))
+    not_ready = not_ready_reasons(plan, scope, resolutions, blockers, problems)
+    blinding, b_from = which_b_scores(plan, scope, primary, blinded)
+    chosen, absent = cells_used(plan, scope, primary, blinded, b_from)
     if absent:
         not_ready.append(f"no rater scored these cells: {_cell_list(absent)}")
-
-    def result(verdict: VerdictName, summary: str, reasons: Sequence[str], **more: object) -> Verdict:
-        return replace(
-            Verdict(
-                verdict,
-                summary,
-                tuple(reasons),
-                round_id,
-                not_ready=tuple(not_ready),
-                blinding=blinding,
-                b_scores_from=b_from,
-                retest_problems=tuple(problems),
-                counted=counted,
-                excluded=excluded,
-            ),
-            **more,
-        )
-
+    base = Verdict("NOT-READY", "", (), round_id, not_ready=tuple(not_ready), blinding=blinding,
+                   b_scores_from=b_from, retest_problems=tuple(problems), counted=scope.counted,
+                   excluded=dict(scope.excluded))
     if not_ready:
-        return result("NOT-READY", f"NOT-READY: {not_ready[0]}", not_ready)
-
-    # -- step 6: contested cells at both extremes --------------------------------------------
-    fixed = {k: c.value for k, c in chosen.items() if c.value is not None}
-    open_cells = {k: c.options for k, c in chosen.items() if c.resolution == "contested"}
-    contested = tuple(sorted(k for k in open_cells if k.dimension in counted))
-
-    def at(best_for_b: bool) -> dict[CellKey, Fraction]:
-        vals = dict(fixed)
-        for k, opts in open_cells.items():
-            low = (k.condition == b) == best_for_b  # lower is better: B low / A high favours B
-            vals[k] = Fraction(min(opts) if low else max(opts))
-        return vals
-
-    def run(vals: Mapping[CellKey, Fraction]) -> Evaluation:
-        return evaluate(plan, vals, questions=questions, dimensions=dims, counted=counted, excluded=excluded)
-
-    reasons: list[str] = []
-    best = worst = None
-    if contested:
-        best, worst = run(at(True)), run(at(False))
-        headline = worst
-        if best.verdict == worst.verdict:
-            verdict: VerdictName = best.verdict
-            reasons.extend(worst.reasons)
-            reasons.append(
-                f"robust to {_cells_word(len(contested))}: "
-                f"{verdict} with every contested cell at its best and at its worst value for {b}"
-            )
-            summary = f"{verdict}: {worst.reasons[0]} (robust to {_cells_word(len(contested))})"
-        else:
-            verdict = "CONTESTED"
-            summary = (
-                f"CONTESTED: {best.verdict} if every contested cell is resolved in {b}'s favour, "
-                f"{worst.verdict} if against it ({_cells_word(len(contested))})"
-            )
-            reasons.append(
-                f"with the {_cells_word(len(contested))} at their best value for {b}: "
-                f"{best.verdict} — {best.reasons[0]}"
-            )
-            reasons.append(
-                f"with the {_cells_word(len(contested))} at their worst value for {b}: "
-                f"{worst.verdict} — {worst.reasons[0]}"
-            )
-    else:
-        headline = run(at(False))
-        verdict = headline.verdict
-        reasons.extend(headline.reasons)
-        summary = f"{verdict}: {headline.reasons[0]}"
-
-    if blinding is not None:
-        if blinding.divergence is None:
-            reasons.append(f"no blinded {b} scores to compare, so pass {p.id}'s {b} scores are used")
-        elif b_from == blinding.pass_id:
-            reasons.append(
-                f"blinded scores diverge by {fmt_num(blinding.divergence)} (> "
-                f"{fmt_num(blinding.threshold)}): the {b} scores of pass {b_from} are used"
-            )
-        else:
-            reasons.append(
-                f"blinded scores diverge by {fmt_num(blinding.divergence)} (≤ "
-                f"{fmt_num(blinding.threshold)}): the {b} scores of pass {b_from} are used"
-            )
-    for d, why in excluded.items():
-        reasons.append(f"{d} does not count toward the verdict: {why}")
-
-    terminal = False
-    idx = [r.id for r in plan.rounds].index(round_id)
-    if idx > 0:
-        prev_id = plan.rounds[idx - 1].id
-        prev = (previous_verdicts or {}).get(prev_id)
-        if prev is None:
-            reasons.append(
-                f"the verdict of round {prev_id} is unknown, so the re-test rules were not fully checked"
-            )
-        elif verdict == "INCONCLUSIVE" and prev == "INCONCLUSIVE":
-            terminal = True
-            msg = terminal_message(plan)
-            reasons.insert(0, msg)
-            summary = f"INCONCLUSIVE, terminal: {msg}"
-    return result(
-        verdict,
-        summary,
-        reasons,
-        terminal=terminal,
-        evaluation=headline,
-        best=best,
-        worst=worst,
-        contested=contested,
-    )
+        return replace(base, summary=f"NOT-READY: {not_ready[0]}", reasons=tuple(not_ready))
+    extremes = at_extremes(plan, scope, chosen)
+    verdict, summary, reasons, terminal = explain(plan, scope, extremes, blinding, b_from, previous_verdicts)
+    return replace(base, verdict=verdict, summary=summary, reasons=tuple(reasons), terminal=terminal,
+                   evaluation=extremes.headline, best=extremes.best, worst=extremes.worst,
+                   contested=extremes.contested)

@@ -1,4 +1,4 @@
-"""Agreement statistics against independent references (SPEC §6).
+"""Agreement statistics against independent references (docs/statistics.md).
 
 Every expected number here comes from outside this package: scikit-learn, the
 ``krippendorff`` package, scipy, or a value printed in a stored public source (cited next to
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 
 import krippendorff
 import numpy as np
@@ -22,10 +23,14 @@ from sklearn.metrics import cohen_kappa_score
 from aoven_git.agreement import (
     Agreement,
     aggregate_kappa,
+    disagreement,
+    exact_kappa,
     kappa_ci,
+    kappa_gate,
     krippendorff_alpha,
     pair_label,
     pairwise_kappa,
+    pairwise_kappas,
     weighted_kappa,
 )
 
@@ -53,6 +58,9 @@ def assert_plain(ag: Agreement) -> None:
         assert ag.reason is None
     if ag.ci is not None:
         assert all(type(x) is float and math.isfinite(x) for x in ag.ci)
+        assert ag.ci_method in ("BCa", "percentile") and ag.ci_reason is None
+    if ag.exact is not None:
+        assert ag.value == float(ag.exact)
 
 
 # --------------------------------------------------------------------------- κ vs sklearn
@@ -210,7 +218,7 @@ def test_irr_anxiety_rater2_rater3_observed_levels():
     #   kappa2(anxiety[,2:3], "equal")    ->  0.1459075
     #   kappa2(anxiety[,2:3], "squared")  ->  0.2520325
     # Raters 2 and 3 never use score 5, and irr builds its scale from the observed levels
-    # (1,2,3,4,6) — exactly the pitfall SPEC §6 forbids. Given those levels as categories
+    # (1,2,3,4,6) — exactly the pitfall docs/statistics.md warns about. Given those levels as categories
     # we reproduce irr; given the full 1..6 scale the weighted values move.
     observed_levels = (1, 2, 3, 4, 6)
     published = {"none": -0.006289308, "linear": 0.1459075, "quadratic": 0.2520325}
@@ -261,6 +269,32 @@ def _correlated(seed: int, n: int = 120):
     return a.tolist(), b.tolist()
 
 
+def _sk_statistic(weights):
+    """sklearn's κ as a plain (non-vectorised) statistic of two score arrays.
+
+    Rounded to 12 decimals: BCa's bias correction counts the resamples below and *at* κ̂, and
+    sklearn's float arithmetic can put two resamples with the same κ (as a fraction) an ulp
+    apart. Distinct κ of these sizes differ by far more than 1e-12, so nothing else changes.
+    """
+
+    def statistic(x, y):
+        kappa = cohen_kappa_score(x, y, labels=list(SCALE), weights=None if weights == "none" else weights)
+        return round(float(kappa), 12)
+
+    return statistic
+
+
+def scipy_sklearn_interval(a, b, weights, *, n_resamples, seed, method, confidence=0.95):
+    """The independent computation: scipy.stats.bootstrap on the raw (a, b) pairs, paired, not
+    vectorised, statistic = sklearn's cohen_kappa_score, numpy default_rng(seed)."""
+    res = stats.bootstrap(
+        (np.asarray(a), np.asarray(b)), _sk_statistic(weights), paired=True, vectorized=False,
+        n_resamples=n_resamples, method=method, confidence_level=confidence,
+        rng=np.random.default_rng(seed),
+    )
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
 @pytest.mark.parametrize("weights", WEIGHTS)
 def test_ci_reproducible_and_seed_sensitive(weights):
     a, b = _correlated(1)
@@ -272,52 +306,43 @@ def test_ci_reproducible_and_seed_sensitive(weights):
     assert all(type(x) is float for x in first)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("method", ["BCa", "percentile"])
+@pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("weights", WEIGHTS)
-def test_ci_contains_point_estimate(weights, seed):
+def test_ci_contains_point_estimate(weights, seed, method):
     a, b = _correlated(seed, n=60 + 20 * seed)
     point = weighted_kappa(a, b, categories=SCALE, weights=weights).value
-    lo, hi = kappa_ci(a, b, categories=SCALE, weights=weights)
+    lo, hi = kappa_ci(a, b, categories=SCALE, weights=weights, method=method)
     assert -1.0 <= lo < point < hi <= 1.0
 
 
-@pytest.mark.parametrize("weights", WEIGHTS)
-def test_ci_equals_naive_resampling_with_sklearn(weights):
-    # The documented scheme: numpy default_rng(seed).integers(0, n, (R, n)) picks the items of
-    # each resample; κ of every resample by sklearn, undefined ones dropped, numpy percentile.
-    # Our matrix-product shortcut must give exactly that interval.
-    a, b = _correlated(8, n=70)
-    a[:3], b[:3] = [3, 3, 3], [3, 3, 3]
-    resamples, seed = 300, 123
-    idx = np.random.default_rng(seed).integers(0, len(a), size=(resamples, len(a)))
-    aa, bb = np.array(a), np.array(b)
-    ks = [sk_kappa(aa[row], bb[row], weights) for row in idx]
-    ks = [k for k in ks if k is not None]
-    ref = np.quantile(ks, [0.025, 0.975])
-    ours = kappa_ci(a, b, categories=SCALE, weights=weights, n_resamples=resamples, seed=seed)
-    assert ours[0] == pytest.approx(ref[0], abs=1e-9)
-    assert ours[1] == pytest.approx(ref[1], abs=1e-9)
+@pytest.mark.parametrize(
+    ("weights", "method"),
+    [("quadratic", "BCa"), ("quadratic", "percentile"), ("linear", "BCa"), ("none", "percentile")],
+)
+def test_differential_intervals_equal_scipy_bootstrap_of_sklearn_kappa(weights, method):
+    """The grouped, vectorised computation must equal the plain one pair by pair: same rng, same
+    resample indices, same method, a different κ implementation (sklearn) — to 1e-9."""
+    rng = np.random.default_rng(17)
+    truth = rng.integers(0, 4, 45)
+    ratings = {r: {f"Q{i}": int(v) for i, v in enumerate(np.clip(truth + rng.integers(-1, 2, 45), 0, 3))}
+               for r in ("r1", "r2", "r3", "r4")}
+    del ratings["r4"]["Q3"]  # r4's pairs run over 44 items: a second resampling group
+    pairs = pairwise_kappa(ratings, categories=SCALE, weights=weights, bootstrap=300, seed=31,
+                           method=method)
+    for x, y in [("r1", "r2"), ("r2", "r3"), ("r3", "r4")]:
+        common = [i for i in ratings[x] if i in ratings[y]]
+        a, b = [ratings[x][i] for i in common], [ratings[y][i] for i in common]
+        ref = scipy_sklearn_interval(a, b, weights, n_resamples=300, seed=31, method=method)
+        ours = pairs[(x, y)]
+        assert ours.ci_method == method
+        assert ours.ci == pytest.approx(ref, abs=1e-9), (x, y)
 
 
-def test_ci_none_when_undefined():
-    assert kappa_ci([1] * 9, [1] * 9, categories=SCALE, weights="quadratic") is None
-    assert kappa_ci([], [], categories=SCALE, weights="none") is None
-
-
-def test_ci_drops_undefined_resamples():
-    # Two items, (0,0) and (1,1): a resample drawing the same item twice has κ undefined,
-    # one drawing both has κ = 1. So the interval is exactly (1, 1) or, when fewer than
-    # half the resamples are defined, None — and with 5 resamples both must happen.
-    outcomes = {
-        kappa_ci([0, 1], [0, 1], categories=SCALE, weights="none", n_resamples=5, seed=s) for s in range(40)
-    }
-    assert outcomes == {None, (1.0, 1.0)}
-
-
-def test_ci_agrees_with_scipy_bootstrap():
-    # scipy.stats.bootstrap, percentile method, resampling the paired items; the statistic
-    # is the closed-form quadratic κ (not our code). Different random streams, so compare
-    # within Monte Carlo error.
+@pytest.mark.parametrize("method", ["BCa", "percentile"])
+def test_differential_with_vectorised_closed_form_statistic(method):
+    # Another independent statistic: quadratic κ = 2·cov / (var a + var b + (mean a − mean b)²),
+    # vectorised numpy moments; scipy's own paired resampling, same rng.
     a, b = _correlated(3, n=200)
 
     def kappa_q(x, y, axis=-1):
@@ -326,19 +351,47 @@ def test_ci_agrees_with_scipy_bootstrap():
         vx, vy = x.var(axis=axis), y.var(axis=axis)
         return 2 * cov / (vx + vy + (mx - my).squeeze(axis) ** 2)
 
-    ref = stats.bootstrap(
-        (np.array(a, float), np.array(b, float)),
-        kappa_q,
-        paired=True,
-        vectorized=True,
-        n_resamples=8000,
-        method="percentile",
-        confidence_level=0.95,
-        rng=np.random.default_rng(0),
-    ).confidence_interval
-    lo, hi = kappa_ci(a, b, categories=SCALE, weights="quadratic", n_resamples=8000)
-    assert lo == pytest.approx(ref.low, abs=0.015)
-    assert hi == pytest.approx(ref.high, abs=0.015)
+    ref = stats.bootstrap((np.array(a, float), np.array(b, float)), kappa_q, paired=True, vectorized=True,
+                          n_resamples=2000, method=method, rng=np.random.default_rng(5)).confidence_interval
+    lo, hi = kappa_ci(a, b, categories=SCALE, weights="quadratic", n_resamples=2000, seed=5, method=method)
+    assert (lo, hi) == pytest.approx((ref.low, ref.high), abs=1e-9)
+
+
+def test_ci_none_when_undefined():
+    assert kappa_ci([1] * 9, [1] * 9, categories=SCALE, weights="quadratic") is None
+    assert kappa_ci([], [], categories=SCALE, weights="none") is None
+
+
+def test_undefined_resample_makes_the_interval_undefined_with_a_reason():
+    # Two items, (0,0) and (1,1): a resample drawing one item twice has both raters constant,
+    # κ undefined. The count in the reason is checked against numpy's own draws.
+    for seed in range(5):
+        draws = np.random.default_rng(seed).integers(0, 2, size=(7, 2))
+        degenerate = int((draws[:, 0] == draws[:, 1]).sum())
+        [ag] = pairwise_kappa({"a": {1: 0, 2: 1}, "b": {1: 0, 2: 1}}, categories=SCALE, weights="none",
+                              bootstrap=7, seed=seed).values()
+        assert ag.value == 1.0
+        if degenerate:
+            assert ag.ci is None and ag.ci_method is None
+            assert f"undefined in {degenerate} of 7 bootstrap resamples" in ag.ci_reason
+        else:
+            assert ag.ci == (1.0, 1.0)
+
+
+def test_bca_undefined_falls_back_to_percentile():
+    # Perfect agreement over all four scores: every resample that is defined has κ = 1, so BCa's
+    # bias correction and acceleration are 0/0; the percentile interval of the same resamples
+    # is [1, 1]. (Five copies of each score: no resample of 20 items is constant.)
+    scores = [0, 1, 2, 3] * 5
+    [ag] = pairwise_kappa({"a": dict(enumerate(scores)), "b": dict(enumerate(scores))}, categories=SCALE,
+                          weights="quadratic", bootstrap=200, method="BCa").values()
+    assert ag.ci == (1.0, 1.0) and ag.ci_method == "percentile" and ag.ci_reason is None
+
+
+def test_single_item_pair_has_a_reason_instead_of_an_interval():
+    pairs = pairwise_kappa({"a": {1: 0}, "b": {1: 2}}, categories=SCALE, weights="linear", bootstrap=50)
+    ag = pairs[("a", "b")]
+    assert ag.value == 0.0 and ag.ci is None and "single item" in ag.ci_reason
 
 
 def test_ci_confidence_narrows_interval():
@@ -354,6 +407,123 @@ def test_ci_rejects_bad_parameters():
         kappa_ci(a, b, categories=SCALE, weights="none", n_resamples=0)
     with pytest.raises(ValueError, match="confidence"):
         kappa_ci(a, b, categories=SCALE, weights="none", confidence=1.5)
+    with pytest.raises(ValueError, match="method"):
+        kappa_ci(a, b, categories=SCALE, weights="none", method="basic")  # type: ignore[arg-type]
+
+
+def test_one_bootstrap_for_many_groups_equals_one_per_group():
+    # Every pass × dimension of a study is resampled in one call; each group's intervals must
+    # be exactly those of the group alone.
+    rng = np.random.default_rng(23)
+    groups = {}
+    for dim in ("D1", "D2", "D3"):
+        truth = rng.integers(0, 4, 50)
+        groups[dim] = {r: {i: int(v) for i, v in enumerate(np.clip(truth + rng.integers(-1, 2, 50), 0, 3))}
+                       for r in ("x", "y", "z")}
+    together = pairwise_kappas(groups, categories=SCALE, weights="quadratic", bootstrap=300, seed=4)
+    for dim, ratings in groups.items():
+        alone = pairwise_kappa(ratings, categories=SCALE, weights="quadratic", bootstrap=300, seed=4)
+        assert together[dim] == alone
+
+
+@st.composite
+def sparse_ratings(draw):
+    """2–4 raters over up to 12 items, each rating missing or on the scale (often nearly constant)."""
+    raters = draw(st.integers(2, 4))
+    items = draw(st.integers(0, 12))
+    values = st.sampled_from(draw(st.lists(st.integers(0, 3), min_size=1, max_size=4, unique=True)))
+    cell = st.one_of(st.none(), values)
+    return {f"r{r}": {i: v for i in range(items) if (v := draw(cell)) is not None} for r in range(raters)}
+
+
+@pytest.mark.parametrize("method", ["BCa", "percentile"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ratings=sparse_ratings(), weights=st.sampled_from(WEIGHTS))
+def test_bootstrap_never_crashes_warns_or_leaks_nan(method, ratings, weights):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scipy's degenerate-data and numpy's 0/0 warnings included
+        pairs = pairwise_kappa(ratings, categories=SCALE, weights=weights, bootstrap=40, seed=3,
+                               method=method)
+    for ag in pairs.values():
+        assert_plain(ag)
+        if ag.ci is not None:
+            assert -1.0 <= ag.ci[0] <= ag.ci[1] <= 1.0
+        elif ag.value is not None:
+            assert isinstance(ag.ci_reason, str) and ag.ci_reason
+
+
+# --------------------------------------------------------------------------- exact κ and the gate
+
+
+def test_float_and_exact_kappa_share_one_weight_definition():
+    # The textbook form with agreement weights w = 1 − d/d_max on the full scale, in fractions:
+    # κ = (p_o(w) − p_e(w)) / (1 − p_e(w)). Computed here from `disagreement` alone.
+    a, b = _correlated(6, n=50)
+    for weights in WEIGHTS:
+        d_max = max(disagreement(i, j, weights) for i in range(4) for j in range(4))
+        w = {(i, j): 1 - Fraction(disagreement(i, j, weights), d_max) for i in range(4) for j in range(4)}
+        n = len(a)
+        p_o = sum(w[(x, y)] for x, y in zip(a, b, strict=True)) / n
+        p_e = sum(w[(i, j)] * Fraction(a.count(i) * b.count(j), n * n) for i in range(4) for j in range(4))
+        textbook = (p_o - p_e) / (1 - p_e)
+        ours = weighted_kappa(a, b, categories=SCALE, weights=weights)
+        assert ours.exact == textbook
+        assert ours.value == float(textbook)
+        assert exact_kappa(list(zip(a, b, strict=True)), categories=SCALE, weights=weights) == textbook
+    assert [disagreement(0, j, "quadratic") for j in range(4)] == [0, 1, 4, 9]
+    with pytest.raises(ValueError, match="weights must be one of"):
+        disagreement(0, 1, "cubic")
+
+
+def sk(a, b, weights="quadratic"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cohen_kappa_score(a, b, labels=[0, 1, 2, 3], weights=None if weights == "none" else weights)
+
+
+def test_kappa_exactly_at_threshold_counts():
+    # Each score once per rater, every pair off by one: Σd·O = 4, Σd·r·c = Σ_ij (i-j)² = 40,
+    # κ = 1 - 4·4/40 = 3/5. The float route would say 0.59999999999999997780 < 3/5.
+    a, b = [0, 2, 3, 1], [1, 3, 2, 0]
+    assert exact_kappa(
+        list(zip(a, b, strict=True)), categories=[0, 1, 2, 3], weights="quadratic"
+    ) == Fraction(3, 5)
+    assert sk(a, b) == pytest.approx(0.6)
+    assert Fraction(float(sk(a, b))) < Fraction(3, 5)
+    gate = kappa_gate({("x", "y"): Fraction(3, 5)}, threshold=Fraction(3, 5))
+    assert gate.counts and gate.value == Fraction(3, 5)
+    below = kappa_gate({("x", "y"): Fraction(3, 5) - Fraction(1, 10**9)}, threshold=Fraction(3, 5))
+    assert not below.counts and "below 0.6" in below.reason and "0.6 below" not in below.reason
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=30),
+    st.sampled_from(["none", "linear", "quadratic"]),
+)
+def test_exact_kappa_matches_sklearn(pairs, weights):
+    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+    ours = exact_kappa(pairs, categories=[0, 1, 2, 3], weights=weights)
+    ref = sk(a, b, weights)
+    if math.isnan(ref):
+        assert ours is None
+    else:
+        assert ours is not None and float(ours) == pytest.approx(ref, abs=1e-12)
+
+
+def test_kappa_gate_aggregates_and_undefined_rules():
+    pairs = {("a", "b"): Fraction(4, 5), ("a", "c"): Fraction(1, 2), ("b", "c"): Fraction(9, 10)}
+    assert kappa_gate(pairs, threshold=Fraction(3, 5), aggregate="min").counts is False
+    mean = kappa_gate(pairs, threshold=Fraction(3, 5), aggregate="mean")
+    assert mean.value == Fraction(11, 15) and mean.counts  # (4/5 + 1/2 + 9/10) / 3
+    undef = {("a", "b"): None, ("a", "c"): Fraction(9, 10)}
+    assert not kappa_gate(undef, threshold=Fraction(3, 5)).counts  # exclude: below threshold
+    inc = kappa_gate(undef, threshold=Fraction(3, 5), undefined="include")
+    assert inc.counts and inc.value == Fraction(9, 10)
+    assert kappa_gate({("a", "b"): None}, threshold=Fraction(3, 5), undefined="include").counts
+    assert not kappa_gate({}, threshold=Fraction(3, 5), undefined="include").counts
+    constant = pairwise_kappa({"a": {1: 2, 2: 2}, "b": {1: 2, 2: 2}}, categories=SCALE, weights="quadratic")
+    assert constant[("a", "b")].exact is None and constant[("a", "b")].value is None
 
 
 # --------------------------------------------------------------------------- pairwise

@@ -1,4 +1,4 @@
-"""analysis.analyse: sheets in, the report contract (helper-notes/report-json.md) out.
+"""analysis.analyse: sheets in, the report document (docs/statistics.md) out.
 
 κ values are checked against scikit-learn and α against the `krippendorff` package, computed
 here from the same scores; verdict numbers against means worked out in the test.
@@ -77,6 +77,9 @@ CONTRACT_KEYS = {
     "validation",
     "retest",
     "generated_by",
+    # added later: a consumer of the first keys never breaks
+    "caveats",
+    "rater_roster",
 }
 COMPLETE = {"ok": True, "status": "complete", "seals": [], "violations": []}
 
@@ -166,6 +169,12 @@ def test_kappa_matches_sklearn_and_alpha_matches_krippendorff(plan):
         "aggregate": "min",
         "bootstrap": 200,
         "seed": 20260426,
+        "threshold_exact": "3/5",
+        "undefined": "exclude",
+        "confidence": 0.95,
+        "interval_method": "BCa",
+        "caveat_min_items": 20,
+        "caveat_max_width": 0.5,
     }
     counted = []
     for pass_id, scores, conds in (("unblinded", ub, ("A", "B")), ("blinded", bl, ("B",))):
@@ -178,18 +187,20 @@ def test_kappa_matches_sklearn_and_alpha_matches_krippendorff(plan):
                     [scores[x][CellKey(q, c, d)] for q, c in items],
                     [scores[y][CellKey(q, c, d)] for q, c in items],
                 )
-                assert entry["pairs"][f"{x}~{y}"] == pytest.approx(ref[f"{x}~{y}"], abs=5e-5)
+                assert entry["pairs"][f"{x}~{y}"] == pytest.approx(ref[f"{x}~{y}"], abs=1e-12)
+                assert float(Fraction(entry["pairs_exact"][f"{x}~{y}"])) == entry["pairs"][f"{x}~{y}"]
                 lo, hi = entry["intervals"][f"{x}~{y}"]
-                assert lo <= hi
-            assert entry["min"] == pytest.approx(min(ref.values()), abs=5e-5)
-            assert entry["mean"] == pytest.approx(sum(ref.values()) / 3, abs=5e-5)
+                assert lo <= hi and entry["interval_methods"][f"{x}~{y}"] in ("BCa", "percentile")
+                assert entry["pair_n"][f"{x}~{y}"] == len(items)
+            assert entry["min"] == pytest.approx(min(ref.values()), abs=1e-12)
+            assert entry["mean"] == pytest.approx(sum(ref.values()) / 3, abs=1e-12)
             assert entry["value"] == entry["min"]
             assert entry["n"] == len(items)
             data = np.array([[scores[r][CellKey(q, c, d)] for q, c in items] for r in raters], dtype=float)
             alpha = krippendorff.alpha(
                 reliability_data=data, level_of_measurement="ordinal", value_domain=[0, 1, 2, 3]
             )
-            assert entry["alpha"] == pytest.approx(alpha, abs=5e-5)
+            assert entry["alpha"] == pytest.approx(alpha, abs=1e-12)
             assert entry["counts"] == (min(ref.values()) >= 0.6)
             if pass_id == "unblinded" and min(ref.values()) >= 0.6:
                 counted.append(d)
@@ -238,7 +249,7 @@ def test_pass_end_to_end(plan):
     mean_b = mean_a - 8  # B = A − 1 on all eight dimensions
     assert doc["means_exact"] == {"A": str(mean_a), "B": str(mean_b)}
     assert doc["improvement_exact"] == str(Fraction(8) / mean_a)
-    assert doc["improvement"] == round(float(Fraction(8) / mean_a), 4)
+    assert doc["improvement"] == float(Fraction(8) / mean_a)  # full precision, not rounded
     assert doc["verdict"] == "PASS" and doc["not_ready"] == []
     assert doc["counted_dimensions"] == DIMS and doc["excluded_dimensions"] == {}
     assert all(k["value"] == 1.0 for k in doc["kappa"]["unblinded"].values())
@@ -252,6 +263,9 @@ def test_pass_end_to_end(plan):
         "aggregate_B": float(a_totals[0] - 8),
         "improved_dimensions": 8,
         "improves": True,
+        "aggregate_A_exact": str(a_totals[0]),
+        "aggregate_B_exact": str(a_totals[0] - 8),
+        "text": plan.question("Q1").text,  # the plan's wording next to the id
     }
     assert doc["blinding"] == {
         "pass": "blinded",
@@ -259,6 +273,7 @@ def test_pass_end_to_end(plan):
         "divergence_exact": "0",
         "threshold": 0.5,
         "used": "unblinded",
+        "threshold_exact": "1/2",
     }
     assert doc["self_bias"] == [
         {"rater": "cto", "pass": "unblinded", "flagged": True, "b_worse": 0},
@@ -518,3 +533,130 @@ def test_as_dict_hands_every_caller_its_own_copy(plan) -> None:
     first["kappa"]["unblinded"]["D1"]["pairs"].clear()
     first["means"]["A"] = -1
     assert json.dumps(data.as_dict(), sort_keys=True) == pristine
+
+
+# --------------------------------------------------------------------------- the document as data
+
+
+def _exact_pairs(node, path=""):
+    """Every (float, "p/q") the document puts side by side: `x` next to `x_exact`, and the
+    per-pair maps `pairs` next to `pairs_exact`."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            exact = node.get(f"{key}_exact") if isinstance(key, str) else None
+            if isinstance(exact, str | type(None)) and f"{key}_exact" in node and not isinstance(value, dict):
+                yield f"{path}/{key}", value, exact
+            if isinstance(exact, dict) and isinstance(value, dict):
+                for sub in value:
+                    yield f"{path}/{key}/{sub}", value[sub], exact[sub]
+            yield from _exact_pairs(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _exact_pairs(item, f"{path}/{i}")
+
+
+def test_floats_are_the_nearest_float_of_the_exact_values(plan):
+    # full precision: not rounded to 4 decimals, but exactly float(p/q) wherever both are given
+    rng = random.Random(11)
+    ub = {r: noisy(rng, truth(), 0.3) for r in ("cto", "logician", "redteam")}
+    doc = study(plan, unblinded=ub, raters=("cto", "logician", "redteam"))
+    seen = 0
+    for where, value, exact in _exact_pairs(doc):
+        if isinstance(value, dict):  # means / means_exact are condition maps
+            for cond in value:
+                assert value[cond] == (None if exact[cond] is None else float(Fraction(exact[cond]))), where
+                seen += 1
+            continue
+        assert value == (None if exact is None else float(Fraction(exact))), where
+        seen += 1
+    assert seen > 150  # rules, dimensions, questions, κ pairs, blinding, means
+    assert any(len(str(v).split(".")[-1]) > 4 for _, v, _ in _exact_pairs(doc) if isinstance(v, float))
+
+
+def test_a_json_consumer_can_recompute_every_gate_and_rule(plan):
+    """From the document alone, in exact fractions: which dimensions count, every rule's outcome,
+    the improvement and which treatment scores were used."""
+    rng = random.Random(7)
+    # one noisy rater against the truth, off by exactly one on D7 and D8: nothing is flagged (spread
+    # 1), but those two dimensions fall below the κ threshold
+    logician = noisy(rng, truth(), 0.3)
+    for k, v in truth().items():
+        if k.dimension in ("D7", "D8"):
+            logician[k] = v + 1 if v in (0, 2) else v - 1
+    doc = study(plan, unblinded={"cto": truth(), "logician": logician})
+    assert doc["verdict"] != "NOT-READY" and doc["excluded_dimensions"]
+    settings = doc["kappa_settings"]
+    threshold = Fraction(settings["threshold_exact"])
+    assert settings["aggregate"] == "min" and settings["undefined"] == "exclude"
+    for dim, entry in doc["kappa"]["unblinded"].items():
+        pairs = [Fraction(v) for v in entry["pairs_exact"].values()]
+        assert Fraction(entry["value_exact"]) == min(pairs)
+        assert entry["counts"] is (min(pairs) >= threshold) is (dim in doc["counted_dimensions"])
+    means = {c: Fraction(v) for c, v in doc["means_exact"].items()}
+    assert Fraction(doc["improvement_exact"]) == (means["A"] - means["B"]) / means["A"]
+    holds = {"improvement": lambda v, t: v >= t, "questions": lambda v, t: v >= t,
+             "load": lambda v, t: v <= t, "regression": lambda v, t: v <= t}
+    for rule in doc["rules"]:
+        if rule["outcome"] == "not-evaluable":
+            assert rule["id"].split(".")[-1] in doc["excluded_dimensions"]
+            continue
+        kind, family = rule["id"].split(".")[:2]
+        met = holds[family](Fraction(rule["value_exact"]), Fraction(rule["threshold_exact"]))
+        assert rule["outcome"] == ("met" if met == (kind == "pass") else "not-met"), rule["id"]
+    bl = doc["blinding"]
+    used = bl["pass"] if Fraction(bl["divergence_exact"]) > Fraction(bl["threshold_exact"]) else "unblinded"
+    assert bl["used"] == used == doc["b_scores_from"]
+
+
+def test_caveats_name_small_samples_and_wide_intervals(plan):
+    rng = random.Random(5)
+    raters = ("cto", "logician")
+    doc = study(plan, unblinded={r: noisy(rng, truth(), 0.35) for r in raters},
+                blinded={r: noisy(rng, truth(conds=("B",)), 0.35) for r in raters}, bootstrap=300)
+    no_nan(doc)
+    few = {(c["pass"], c["dimension"]): c for c in doc["caveats"] if c["kind"] == "few-items"}
+    # the blinded pass scores 10 items (B only), the unblinded pass 20: only the first is "few"
+    defined_blinded = {d for d, k in doc["kappa"]["blinded"].items()
+                       if k["pairs"]["cto~logician"] is not None}
+    assert {d for p, d in few if p == "blinded"} == defined_blinded and defined_blinded
+    assert not any(p == "unblinded" for p, _ in few)
+    assert all(c["n"] == 10 and "10 items" in c["message"] for c in few.values())
+    wide = {(c["pass"], c["dimension"]): c["pairs"] for c in doc["caveats"] if c["kind"] == "wide-interval"}
+    for pass_id, per_dim in doc["kappa"].items():
+        for dim, entry in per_dim.items():
+            for pair, iv in entry["intervals"].items():
+                is_wide = iv is not None and iv[1] - iv[0] > 0.5
+                assert is_wide is (pair in wide.get((pass_id, dim), [])), (pass_id, dim, pair, iv)
+    assert wide  # the noise leaves some intervals wide
+    without = study(plan, unblinded={r: noisy(rng, truth(), 0.35) for r in raters}, bootstrap=0)
+    assert {c["kind"] for c in without["caveats"]} == {"few-items"}  # no interval, nothing wide
+
+
+def test_interval_method_and_reasons_in_the_document(plan):
+    rng = random.Random(9)
+    ub = {r: noisy(rng, truth(), 0.2) for r in ("cto", "logician")}
+    for r in ub:  # D6 nearly constant: one disagreeing cell among 20, so some resamples are constant
+        for k in ub[r]:
+            if k.dimension == "D6":
+                ub[r][k] = 1
+    ub["logician"][CellKey("Q1", "A", "D6")] = 2
+    doc = study(plan, unblinded=ub, bootstrap=200, interval_method="percentile")
+    no_nan(doc)
+    assert doc["kappa_settings"]["interval_method"] == "percentile"
+    d6 = doc["kappa"]["unblinded"]["D6"]
+    assert d6["pairs"]["cto~logician"] is not None and d6["intervals"]["cto~logician"] is None
+    assert "bootstrap resamples" in d6["interval_reasons"]["cto~logician"]
+    d1 = doc["kappa"]["unblinded"]["D1"]
+    assert d1["interval_methods"] == {"cto~logician": "percentile"} and d1["interval_reasons"] == {
+        "cto~logician": None}
+    assert d1["pair_n"] == {"cto~logician": 20}
+    with pytest.raises(UsageError, match="interval method"):
+        study(plan, interval_method="basic")
+
+
+def test_rater_roster_says_who_is_required(plan):
+    doc = study(plan)
+    assert doc["rater_roster"] == [
+        {"id": r.id, "name": r.name, "required": r.required} for r in plan.raters
+    ]
+    assert any(not r["required"] for r in doc["rater_roster"])  # the default plan has an optional rater

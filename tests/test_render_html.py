@@ -253,7 +253,7 @@ def test_tables_mirror_markdown_content() -> None:
     tree = parse(render_html(not_ready_report()))
     tables = tree.root.find_all("table")
     classes = [t.attrs.get("class") for t in tables]
-    assert classes[:3] == ["rules", "means", "kappa"]
+    assert classes[:4] == ["rules", "means", "raters", "kappa"]
     rules_rows = tables[0].find_all("tr")
     assert len(rules_rows) == 1 + 17
     seals_text = by_id(tree, "seals").all_text()
@@ -471,3 +471,18 @@ def test_only_the_verdict_pass_says_excluded() -> None:
     blinded = md_text[md_text.index("### Pass `blinded`"):]
     header = next(line for line in blinded.splitlines() if line.startswith("| dimension"))
     assert "| ≥ 0.600 |" in header and "counts" not in header
+
+
+def test_raters_caveats_and_question_texts_in_html() -> None:
+    tree = parse(render_html(sample()))
+    raters = by_id(tree, "raters")
+    rows = [[c.all_text() for c in tr.find_all("td")] for tr in raters.find_all("tr")[1:]]
+    assert ["redteam", "Red Team", "optional", "scored", "scored"] in rows
+    caveats = [li.all_text() for ul in by_id(tree, "agreement").find_all("ul", "caveats")
+               for li in ul.find_all("li")]
+    assert sum("rests on 10 items for every dimension" in c for c in caveats) == 1
+    assert any(c.startswith("No interval for D5 (logician~redteam)") for c in caveats)
+    assert "wide κ interval for D7, D8" in by_id(tree, "verdict").all_text()
+    head = [th.all_text() for th in by_id(tree, "questions").find_all("th")]
+    assert head[:2] == ["question", "text"]
+    assert "Is it ethical to eat meat?" in by_id(tree, "questions").all_text()

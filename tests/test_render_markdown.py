@@ -11,6 +11,7 @@ import copy
 import json
 import os
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from aoven_git.render.markdown import (
-    fmt_kappa,
-    fmt_mean,
-    fmt_pct,
-    render_markdown,
-    truncate_summary,
-)
+from aoven_git import numfmt
+from aoven_git.render.markdown import render_markdown, truncate_summary
 
 HERE = Path(__file__).resolve().parent
 SAMPLE = HERE / "fixtures" / "report_sample.json"
@@ -122,6 +118,7 @@ def evil_report() -> dict[str, Any]:
 
 
 VARIANTS = {
+    "legacy": lambda: legacy_report(),
     "sample": sample,
     "not_ready": not_ready_report,
     "contested": contested_report,
@@ -155,8 +152,10 @@ def md_tables(markdown: str) -> list[list[list[str]]]:
     return tables
 
 
-def table_with(markdown: str, first_header: str) -> list[list[str]]:
-    found = [t for t in md_tables(markdown) if t and t[0][0] == first_header]
+def table_with(markdown: str, first_header: str, also: str | None = None) -> list[list[str]]:
+    """The first table whose first header is `first_header` (and that has a header `also`)."""
+    found = [t for t in md_tables(markdown)
+             if t and t[0][0] == first_header and (also is None or also in t[0])]
     assert found, f"no table starting with {first_header!r}"
     return found[0]
 
@@ -179,7 +178,8 @@ def test_golden_markdown_for_sample() -> None:
 def test_rules_table_lists_every_rule_with_its_outcome() -> None:
     report = sample()
     rows = table_with(render_markdown(report), "rule")
-    assert rows[0] == ["rule", "kind", "condition", "value", "threshold", "outcome", "reason"]
+    # no rule has a reason: the empty column is left out
+    assert rows[0] == ["rule", "kind", "condition", "value", "threshold", "outcome"]
     by_id = {r[0]: r for r in rows[1:]}
     assert len(by_id) == len(report["rules"]) == 17
     for rule in report["rules"]:
@@ -210,32 +210,75 @@ def test_means_table_marks_excluded_dimension_and_kind() -> None:
     assert rows["D7"][6] == "⛔ excluded: kappa 0.412 below 0.6 (cto~logician)"
 
 
+def kappa_tables_of(text: str) -> list[list[list[str]]]:
+    return [t for t in md_tables(text) if t[0][:2] in (["dimension", "κ (min)"], ["dimension", "κ (mean)"])]
+
+
 def test_kappa_tables_per_pass_with_intervals() -> None:
     text = render_markdown(sample())
-    kappa_tables = [t for t in md_tables(text) if t[0][:2] == ["dimension", "κ"]]
+    kappa_tables = kappa_tables_of(text)
     assert len(kappa_tables) == 2  # unblinded (verdict pass first), blinded
     assert text.index("### Pass `unblinded` (verdict pass)") < text.index("### Pass `blinded`")
     head, *rows = kappa_tables[0]
-    assert head == ["dimension", "κ", "counts", "min", "mean", "α", "n",
+    # κ is the plan's aggregate (min): the other aggregate has a column, the same number does not twice
+    assert head == ["dimension", "κ (min)", "counts", "mean", "α", "n",
                     "cto~logician", "cto~redteam", "logician~redteam"]
     d1 = rows[0]
-    assert d1[:7] == ["D1", "0.790", "yes", "0.790", "0.828", "0.818", "20"]
-    assert d1[7] == "0.831 [0.642, 0.939]"
+    assert d1[:6] == ["D1", "0.790", "yes", "0.828", "0.818", "20"]
+    assert d1[6] == "0.831 [0.642, 0.939]"
     d7 = rows[6]
     assert d7[1:3] == ["0.412", "⛔ no"]
     blinded_d8 = kappa_tables[1][8]
     assert blinded_d8[1] == ("undefined (κ undefined for cto~logician: both raters scored every item 1 "
                              "(expected agreement = 1))")
-    assert blinded_d8[7] == "undefined"
-    assert blinded_d8[3:5] == ["—", "—"]
+    assert blinded_d8[6] == "undefined"
+    assert blinded_d8[3] == "—"
+    assert kappa_tables[1][5][8] == "0.909"  # D5 logician~redteam: κ without an interval
+
+
+def test_kappa_table_with_mean_aggregate_shows_min_as_the_other_column() -> None:
+    report = sample()
+    report["kappa_settings"]["aggregate"] = "mean"
+    head = kappa_tables_of(render_markdown(report))[0][0]
+    assert head[:4] == ["dimension", "κ (mean)", "counts", "min"]
+
+
+def test_agreement_caveats_said_once_per_kind() -> None:
+    text = render_markdown(sample())
+    settings = next(line for line in text.splitlines() if line.startswith("Settings:"))
+    assert "95% BCa bootstrap intervals from 1000 resamples (seed 20260426)" in settings
+    assert "percentile where BCa is undefined" in settings
+    blinded = text[text.index("### Pass `blinded`"):text.index("## Flagged")]
+    # every blinded κ rests on 10 items: one sentence for the pass, not eight
+    assert blinded.count("rests on 10 items") == 1 and "for every dimension" in blinded
+    assert "No interval for D5 (logician\\~redteam)" in blinded
+    verdict_pass = text[text.index("### Pass `unblinded`"):text.index("### Pass `blinded`")]
+    assert "rests on" not in verdict_pass  # 20 items is not a small sample
+    wide = next(line for line in verdict_pass.splitlines() if "wider than 0.5" in line)
+    assert "D7 (every pair)" in wide and "D8 (cto\\~logician)" in wide
+    summary = next(line for line in text.splitlines() if line.startswith("⚠️ **Caveats:**"))
+    assert "wide κ interval for D7, D8" in summary
+
+
+def test_raters_table_says_who_is_required_and_who_scored() -> None:
+    report = not_ready_report()
+    rows = table_with(render_markdown(report), "rater", also="role")
+    assert rows[0] == ["rater", "name", "role", "pass unblinded", "pass blinded"]
+    by_rater = {r[0]: r for r in rows[1:]}
+    assert by_rater["cto"][2:] == ["required", "✅ scored", "✅ scored"]
+    assert by_rater["redteam"][2] == "optional"
+    report["raters"]["blinded"] = ["cto", "redteam"]
+    report["rater_roster"][2]["required"] = False
+    by_rater = {r[0]: r for r in table_with(render_markdown(report), "rater", also="role")[1:]}
+    assert by_rater["logician"][4] == "⏳ pending"  # required, missing: blocks the verdict
 
 
 def test_undefined_kappa_without_reason_still_says_why_missing() -> None:
     text = render_markdown(undefined_kappa_report())
-    rows = {r[0]: r for r in md_tables(text)[2][1:]}  # rules, means, then the verdict pass kappa table
+    rows = {r[0]: r for r in kappa_tables_of(text)[0][1:]}  # the verdict pass first
     assert rows["D3"][1] == "undefined (no reason given)"
     assert rows["D5"][1] == "undefined (both raters constant)"
-    assert rows["D3"][7] == "undefined"
+    assert rows["D3"][6] == "undefined"
     assert "**Improvement:** undefined" in text
 
 
@@ -280,7 +323,7 @@ def test_contested_shows_both_extremes_and_cell() -> None:
 
 def test_self_bias_and_blinding() -> None:
     text = render_markdown(sample())
-    rows = table_with(text, "rater")
+    rows = table_with(text, "rater", also="self-bias")
     assert ["logician", "unblinded", "0", "🚩 flagged for re-audit"] in rows
     assert sum(1 for r in rows if "flagged" in r[3]) == 1
     assert "1 rater pass flagged for re-audit" in text
@@ -315,10 +358,56 @@ def test_validation_summary() -> None:
 
 def test_questions_table() -> None:
     rows = table_with(render_markdown(sample()), "question")
-    assert rows[0][:3] == ["question", "aggregate A", "aggregate B"]
-    assert rows[6] == ["Q6", "12.00", "4.33", "-7.67", "6 of 7", "✅ yes"]
-    assert rows[10] == ["Q10", "8.00", "9.00", "+1.00", "0 of 7", "no"]
-    assert sum(1 for r in rows[1:] if r[5] == "✅ yes") == 7
+    assert rows[0][:4] == ["question", "text", "aggregate A", "aggregate B"]
+    assert rows[6] == ["Q6", "What do you know about the last 6 months of geopolitical events?",
+                       "12.00", "4.33", "-7.67", "6 of 7", "✅ yes"]
+    assert rows[10][2:] == ["8.00", "9.00", "+1.00", "0 of 7", "no"]
+    assert sum(1 for r in rows[1:] if r[6] == "✅ yes") == 7
+
+
+def test_withheld_numbers_are_said_once_not_per_cell() -> None:
+    report = not_ready_report()
+    report.update(improvement=None, improvement_exact=None)
+    for rule in report["rules"]:
+        rule.update(value=None, value_exact=None, outcome="not-evaluable",
+                    reason="withheld while the verdict is NOT-READY")
+    for q in report["questions"]:
+        q.update({k: None for k in q if k.startswith(("aggregate", "improv"))})
+    for d in report["dimensions"]:
+        d.update({k: None for k in d if k.startswith(("mean", "delta"))})
+    text = render_markdown(report)
+    assert text.count("Reason for every row: withheld while the verdict is NOT-READY.") == 1
+    assert not any("withheld" in cell for row in table_with(text, "rule") for cell in row)
+    assert table_with(text, "rule")[0] == ["rule", "kind", "condition", "threshold", "outcome"]
+    assert "Means are withheld while the verdict is NOT-READY." in text
+    assert table_with(text, "dimension", also="status")[0] == ["dimension", "name", "kind", "status"]
+    assert table_with(text, "question")[0] == ["question", "text"]  # no "no" for an unknown answer
+
+
+def legacy_report() -> dict[str, Any]:
+    """A document written before the caveats, roster, question texts and exact κ existed."""
+    r = sample()
+    for key in ("caveats", "rater_roster"):
+        del r[key]
+    for q in r["questions"]:
+        for key in ("text", "aggregate_A_exact", "aggregate_B_exact"):
+            del q[key]
+    for key in ("threshold_exact", "undefined", "confidence", "interval_method", "caveat_min_items",
+                "caveat_max_width"):
+        del r["kappa_settings"][key]
+    for per_dim in r["kappa"].values():
+        for k in per_dim.values():
+            for key in ("interval_methods", "interval_reasons", "pair_n"):
+                del k[key]
+    return r
+
+
+def test_a_report_written_before_the_new_keys_still_renders() -> None:
+    text = render_markdown(legacy_report())
+    assert table_with(text, "question")[0][:2] == ["question", "aggregate A"]  # no empty text column
+    assert table_with(text, "rater", also="pass blinded")[0] == ["rater", "pass unblinded", "pass blinded"]
+    assert "percentile bootstrap intervals" in text  # what older reports computed
+    assert "Caveats" not in text
 
 
 def test_user_text_cannot_inject_html_or_break_tables() -> None:
@@ -339,16 +428,56 @@ def test_user_text_cannot_inject_html_or_break_tables() -> None:
 
 
 def test_number_formatting_rounds_half_up_from_exact_values() -> None:
-    assert fmt_pct(0.3125, "5/16") == "31.3%"  # Python's round(31.25, 1) would give 31.2
-    assert fmt_pct(None, "1/3") == "33.3%"
-    assert fmt_pct(None, None) == "undefined"
-    assert fmt_kappa(0.8125) == "0.813"
-    assert fmt_kappa(-0.0004) == "0.000"  # never "-0.000"
-    assert fmt_kappa(float("nan"), "both raters constant") == "undefined (both raters constant)"
-    assert fmt_mean(None, "-29/30") == "-0.97"
-    assert fmt_mean(0.2, "1/5", signed=True) == "+0.20"
-    assert fmt_mean(-0.001, signed=True) == "0.00"
-    assert fmt_mean(None) == "—"
+    assert numfmt.percent(0.3125, "5/16") == "31.3%"  # Python's round(31.25, 1) would give 31.2
+    assert numfmt.percent(None, "1/3") == "33.3%"
+    assert numfmt.percent(None, None) == "undefined"
+    assert numfmt.kappa(0.8125) == "0.813"
+    assert numfmt.kappa(-0.0004) == "0.000"  # never "-0.000"
+    assert numfmt.kappa(float("nan"), "both raters constant") == "undefined (both raters constant)"
+    assert numfmt.mean(None, "-29/30") == "-0.97"
+    assert numfmt.mean(0.2, "1/5", signed=True) == "+0.20"
+    assert numfmt.mean(-0.001, signed=True) == "0.00"
+    assert numfmt.mean(None) == "—"
+
+
+def _half_away(q: Fraction, places: int) -> Fraction:
+    """An independent oracle for rounding half up (away from zero on a tie)."""
+    scaled = abs(q) * 10**places
+    whole = int(scaled + Fraction(1, 2))  # floor(x + 1/2) for x ≥ 0
+    return (whole if q >= 0 else -whole) / Fraction(10**places)
+
+
+@settings(max_examples=300, deadline=None)
+@given(q=st.fractions(min_value=-1000, max_value=1000, max_denominator=10**6), places=st.integers(0, 6))
+def test_decimal_rounds_half_up_exactly(q: Fraction, places: int) -> None:
+    text = numfmt.decimal(q, places)
+    expected = _half_away(q, places)
+    assert Fraction(text) == expected
+    assert not text.startswith("-") or expected != 0  # never "-0.00"
+    assert len(text.split(".")[1]) == places if places else "." not in text
+
+
+@settings(max_examples=300, deadline=None)
+@given(t=st.fractions(min_value=0, max_value=1, max_denominator=20),
+       offset=st.fractions(min_value=Fraction(-1, 10**6), max_value=Fraction(1, 10**6),
+                           max_denominator=10**12))
+def test_sentence_numbers_never_print_equal_to_a_different_threshold(t: Fraction, offset: Fraction) -> None:
+    v = t + offset
+    assert (numfmt.brief_near(v, t) == numfmt.brief(t)) is (v == t)
+    assert (numfmt.brief_percent_near(v, t) == numfmt.brief_percent(t)) is (v == t)
+
+
+def test_sentence_and_chart_formats() -> None:
+    assert numfmt.brief(Fraction(3, 5)) == "0.6" and numfmt.brief(Fraction(37, 240)) == "0.1542"
+    assert numfmt.brief(-0.00001) == "0" and numfmt.brief(2) == "2"
+    assert numfmt.brief_percent(Fraction(31, 160)) == "19.38%"
+    assert numfmt.brief_percent(Fraction(1, 5)) == "20%"
+    assert numfmt.brief_percent(Fraction(1, 800)) == "0.13%"  # 0.125 %: half up, not to even
+    assert numfmt.brief_near(Fraction(3, 5) - Fraction(1, 10**9), Fraction(3, 5)) == "0.599999999"
+    assert numfmt.coordinate(10.04) == "10" and numfmt.coordinate(-0.04) == "0"
+    assert numfmt.finite(True) is None and numfmt.finite(float("inf")) is None and numfmt.finite(2) == 2.0
+    assert numfmt.to_fraction(0.1) == Fraction(1, 10) and numfmt.to_fraction(None, "x/0") is None
+    assert numfmt.interval([0.1, None]) == "" and numfmt.interval([-0.25, 0.4]) == "[-0.250, 0.400]"
 
 
 # --- truncation ----------------------------------------------------------------------------------

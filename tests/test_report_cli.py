@@ -2,7 +2,7 @@
 
 κ comes from scikit-learn, means and improvement from exact fractions computed here from the
 score files' cells (read with the project's score-file parser, which is not what is under test),
-following SPEC §7 step by step. The Markdown rendering is pinned by a golden file; regenerate it
+following docs/statistics.md step by step. The Markdown rendering is pinned by a golden file; regenerate it
 after an intended change with
 
     AOVEN_UPDATE_GOLDEN=1 python -m pytest tests/test_report_cli.py -q -k golden
@@ -72,7 +72,7 @@ def example_cells() -> Scores:
 
 
 def resolved(scores: Scores, pass_id: str, consensus: dict[Key, int]) -> dict[Key, Fraction]:
-    """SPEC §7.1 with `unflagged: mean`: agreement, else the consensus, else the exact mean."""
+    """Cells after consensus with `unflagged: mean`: agreement, else the consensus, else the exact mean."""
     sheets = [scores[(r, pass_id)] for r in RATERS]
     out = {}
     for key in sheets[0]:
@@ -155,8 +155,8 @@ def test_verdict_and_seals_outside_git(example_report: dict[str, Any]) -> None:
 
 def test_kappa_equals_sklearn(example_report: dict[str, Any], reference: dict[str, Any]) -> None:
     """Quadratic weights over the full 0..3 scale, per pass, dimension and pair; the dimension's
-    value is the minimum over pairs, `mean` is Light's κ. The JSON rounds display numbers to 4
-    decimals (report-json contract), so sklearn's value is rounded the same way, then compared."""
+    value is the minimum over pairs, `mean` is Light's κ. The JSON carries full precision, and
+    the exact κ next to it; both are compared with sklearn's float."""
     scores = reference["scores"]
     for pass_id in PASSES:
         for dim in DIMS:
@@ -170,10 +170,12 @@ def test_kappa_equals_sklearn(example_report: dict[str, Any], reference: dict[st
                 assert not math.isnan(k)
                 pairs[f"{a}~{b}"] = k
                 got = entry["pairs"][f"{a}~{b}"]
-                assert got == pytest.approx(round(k, 4), abs=1e-9), (pass_id, dim, a, b)
+                assert got == pytest.approx(k, abs=1e-12), (pass_id, dim, a, b)
+                assert float(Fraction(entry["pairs_exact"][f"{a}~{b}"])) == pytest.approx(k, abs=1e-12)
             assert entry["n"] == len(keys)
-            assert entry["value"] == pytest.approx(round(min(pairs.values()), 4), abs=1e-9)
-            assert entry["mean"] == pytest.approx(round(sum(pairs.values()) / 3, 4), abs=1e-9)
+            assert entry["value"] == pytest.approx(min(pairs.values()), abs=1e-12)
+            assert entry["mean"] == pytest.approx(sum(pairs.values()) / 3, abs=1e-12)
+            assert entry["value"] == float(Fraction(entry["value_exact"]))
             assert entry["counts"] is (min(pairs.values()) >= 0.6)
     counted = [d for d in DIMS if example_report["kappa"]["unblinded"][d]["counts"]]
     assert counted == list(COUNTED) == example_report["counted_dimensions"]
@@ -186,7 +188,7 @@ def test_means_and_improvement_are_the_exact_fractions(example_report: dict[str,
     assert {c: Fraction(v) for c, v in r["means_exact"].items()} == reference["means"]
     assert Fraction(r["improvement_exact"]) == reference["improvement"]
     assert r["improvement_exact"] == "139/346"
-    assert r["improvement"] == pytest.approx(round(139 / 346, 4), abs=1e-9)
+    assert r["improvement"] == 139 / 346  # the float nearest the exact value, not a rounded one
     for dim in r["dimensions"]:
         d = dim["id"]
         a, b = reference["dim_mean"][(d, "A")], reference["dim_mean"][(d, "B")]
@@ -198,7 +200,8 @@ def test_means_and_improvement_are_the_exact_fractions(example_report: dict[str,
     for q in r["questions"]:
         for c in "AB":
             expected = float(reference["aggregates"][(q["id"], c)])
-            assert q[f"aggregate_{c}"] == pytest.approx(expected, abs=5e-5)
+            assert q[f"aggregate_{c}"] == expected
+            assert Fraction(q[f"aggregate_{c}_exact"]) == reference["aggregates"][(q["id"], c)]
     assert Fraction(r["blinding"]["divergence_exact"]) == reference["divergence"]
     assert r["blinding"]["used"] == "unblinded"
 
@@ -306,8 +309,10 @@ def test_contested_reports_both_extremes(example_study: Path) -> None:
     assert r["contested_cells"] == ["Q6/A/D3"]
     assert r["extremes"]["best"]["verdict"] == "PASS"
     assert r["extremes"]["worst"]["verdict"] == "INCONCLUSIVE"
-    assert r["extremes"]["best"]["improvement"] == pytest.approx(round(142 / 349, 4), abs=1e-9)
-    assert r["extremes"]["worst"]["improvement"] == pytest.approx(round(136 / 343, 4), abs=1e-9)
+    assert r["extremes"]["best"]["improvement"] == 142 / 349
+    assert r["extremes"]["worst"]["improvement"] == 136 / 343
+    assert (r["extremes"]["best"]["improvement_exact"], r["extremes"]["worst"]["improvement_exact"]) == (
+        "142/349", "136/343")
 
 
 def test_rev_reports_committed_files_not_the_work_tree(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""SPEC §7 verdict rules, each pinned on its threshold.
+"""The verdict rules (docs/statistics.md), each pinned on its threshold.
 
 Every expected number is written by hand as a Fraction next to the scores that produce it
 (the arithmetic is in the comments), never read back from the module under test. The default
@@ -10,15 +10,14 @@ B down by N points in total gives improvement N/160.
 from __future__ import annotations
 
 import dataclasses
-import math
-import warnings
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import cohen_kappa_score
 
 from aoven_git.errors import UsageError
 from aoven_git.model import CellKey, Plan, Round
@@ -27,13 +26,11 @@ from aoven_git.verdict import (
     blinding_divergence,
     blinding_pass,
     decide,
-    exact_kappa,
-    exact_pairwise_kappa,
-    kappa_gate,
     resolve_cells,
     retest_problems,
     self_bias,
 )
+from aoven_git.verdict_rules import at_least, at_most, rule_pair
 
 QS = [f"Q{i}" for i in range(1, 11)]
 DIMS = [f"D{i}" for i in range(1, 9)]
@@ -251,62 +248,6 @@ def test_no_counted_dimension(plan):
     assert v.evaluation.improvement is None
     assert rule(v, "pass.questions").outcome == "not-evaluable"
     assert v.verdict == "INCONCLUSIVE"
-
-
-# --------------------------------------------------------------------------- exact κ gate
-
-
-def sk(a, b, weights="quadratic"):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return cohen_kappa_score(a, b, labels=[0, 1, 2, 3], weights=None if weights == "none" else weights)
-
-
-def test_kappa_exactly_at_threshold_counts():
-    # Each score once per rater, every pair off by one: Σd·O = 4, Σd·r·c = Σ_ij (i-j)² = 40,
-    # κ = 1 - 4·4/40 = 3/5. The float route would say 0.59999999999999997780 < 3/5.
-    a, b = [0, 2, 3, 1], [1, 3, 2, 0]
-    assert exact_kappa(
-        list(zip(a, b, strict=True)), categories=[0, 1, 2, 3], weights="quadratic"
-    ) == Fraction(3, 5)
-    assert sk(a, b) == pytest.approx(0.6)
-    assert Fraction(float(sk(a, b))) < Fraction(3, 5)
-    gate = kappa_gate({("x", "y"): Fraction(3, 5)}, threshold=Fraction(3, 5))
-    assert gate.counts and gate.value == Fraction(3, 5)
-    below = kappa_gate({("x", "y"): Fraction(3, 5) - Fraction(1, 10**9)}, threshold=Fraction(3, 5))
-    assert not below.counts and "below 0.6" in below.reason and "0.6 below" not in below.reason
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=30),
-    st.sampled_from(["none", "linear", "quadratic"]),
-)
-def test_exact_kappa_matches_sklearn(pairs, weights):
-    a, b = [p[0] for p in pairs], [p[1] for p in pairs]
-    ours = exact_kappa(pairs, categories=[0, 1, 2, 3], weights=weights)
-    ref = sk(a, b, weights)
-    if math.isnan(ref):
-        assert ours is None
-    else:
-        assert ours is not None and float(ours) == pytest.approx(ref, abs=1e-12)
-
-
-def test_kappa_gate_aggregates_and_undefined_rules():
-    pairs = {("a", "b"): Fraction(4, 5), ("a", "c"): Fraction(1, 2), ("b", "c"): Fraction(9, 10)}
-    assert kappa_gate(pairs, threshold=Fraction(3, 5), aggregate="min").counts is False
-    mean = kappa_gate(pairs, threshold=Fraction(3, 5), aggregate="mean")
-    assert mean.value == Fraction(11, 15) and mean.counts  # (4/5 + 1/2 + 9/10) / 3
-    undef = {("a", "b"): None, ("a", "c"): Fraction(9, 10)}
-    assert not kappa_gate(undef, threshold=Fraction(3, 5)).counts  # exclude: below threshold
-    inc = kappa_gate(undef, threshold=Fraction(3, 5), undefined="include")
-    assert inc.counts and inc.value == Fraction(9, 10)
-    assert kappa_gate({("a", "b"): None}, threshold=Fraction(3, 5), undefined="include").counts
-    assert not kappa_gate({}, threshold=Fraction(3, 5), undefined="include").counts
-    constant = exact_pairwise_kappa(
-        {"a": {1: 2, 2: 2}, "b": {1: 2, 2: 2}}, categories=[0, 1, 2, 3], weights="quadratic"
-    )
-    assert constant == {("a", "b"): None}
 
 
 # --------------------------------------------------------------------------- step 1: cells
@@ -535,7 +476,7 @@ def test_custom_plan_from_yaml():
 
 
 def reference_verdict(a: dict[tuple[str, str], int], b: dict[tuple[str, str], int]) -> str:
-    """SPEC §7.3–7.5 for the default plan with every dimension counted, written out plainly."""
+    """Steps 3–5 of docs/statistics.md for the default plan, every dimension counted, written out plainly."""
     mean_a = Fraction(sum(a.values()), 10)
     mean_b = Fraction(sum(b.values()), 10)
     imp = None if mean_a == 0 else (mean_a - mean_b) / mean_a
@@ -565,3 +506,48 @@ def test_verdict_matches_reference_rules(a_scores, per_question, noise):
         CellKey(q, "B", d): v for (q, d), v in b.items()
     }
     assert run(_PLAN, scores).verdict == reference_verdict(a, b)
+
+
+# --------------------------------------------------------------------------- rule families
+
+
+@given(
+    value=st.fractions(min_value=-2, max_value=2, max_denominator=40),
+    threshold=st.fractions(min_value=-1, max_value=1, max_denominator=10),
+    fail_offset=st.fractions(min_value=0, max_value=1, max_denominator=10),
+)
+@settings(max_examples=200, deadline=None)
+def test_rule_pair_twin_is_the_negated_condition_at_the_fail_threshold(value, threshold, fail_offset):
+    fail_at = threshold - fail_offset
+    rules = rule_pair(id="improvement", value=value, threshold=threshold, fail_threshold=fail_at,
+                      holds=at_least, texts=("≥", "<"), sentences=("missed", "failing"))
+    by_kind = {r.kind: r for r in rules}
+    assert [r.id for r in rules] == ["pass.improvement", "fail.improvement"]
+    assert by_kind["pass"].outcome == ("met" if value >= threshold else "not-met")
+    assert by_kind["fail"].outcome == ("met" if value < fail_at else "not-met")  # "met": it fails
+    assert (by_kind["pass"].value, by_kind["fail"].value) == (value, value)
+    assert (by_kind["pass"].threshold, by_kind["fail"].threshold) == (threshold, fail_at)
+    assert by_kind["pass"].sentence == (None if value >= threshold else "missed")
+    assert by_kind["fail"].sentence == ("failing" if value < fail_at else None)
+    same = rule_pair(id="load.D8", value=value, threshold=threshold, holds=at_most, texts=("≤", ">"))
+    assert [r.outcome for r in same].count("met") == 1  # same threshold: exactly one side holds
+
+
+def test_rule_pair_not_evaluable_and_without_twin():
+    rules = rule_pair(id="load.D8", value=Fraction(1), threshold=Fraction(1, 2), holds=at_most,
+                      texts=("≤", ">"), not_evaluable="D8 does not count", impossible="the load rule")
+    assert [(r.outcome, r.reason) for r in rules] == [("not-evaluable", "D8 does not count")] * 2
+    assert rules[0].sentence == "PASS is impossible: the load rule" and rules[1].sentence is None
+    assert rules[0].value == Fraction(1)  # the delta is still shown
+    [alone] = rule_pair(id="questions", value=Fraction(5), threshold=Fraction(6), holds=at_least,
+                        texts=("≥ 6 questions", None), sentences=("only 5", ""))
+    assert (alone.id, alone.outcome, alone.sentence) == ("pass.questions", "not-met", "only 5")
+
+
+def test_verdict_modules_import_no_numpy():
+    """The verdict stays importable without numpy/scipy (what the pre-commit hook may load)."""
+    code = ("import sys, aoven_git.verdict, aoven_git.verdict_rules, aoven_git.numfmt; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy', 'aoven_git')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "numpy" not in out and "scipy" not in out
+    assert "aoven_git.agreement" not in out and "aoven_git.analysis" not in out

@@ -1,9 +1,10 @@
-"""Self-contained HTML rendering of the report dict.
+"""Self-contained HTML rendering of the report document.
 
 One file, readable offline and archivable as a CI artifact: inline CSS, inline SVG charts, no
 JavaScript, no fonts/images/links to fetch. A Content-Security-Policy meta tag makes the browser
 refuse any external load or script, so even a mistake in escaping cannot turn a rater name into
-running code. Tables are the same `Table` objects the Markdown renderer draws.
+running code. Tables are the same `Table` objects the Markdown renderer draws (tables.py), numbers
+come from numfmt.py, and each section of the page is one function here, in page order.
 """
 
 from __future__ import annotations
@@ -12,26 +13,27 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from aoven_git.render.markdown import (
-    DASH,
+from aoven_git import numfmt
+from aoven_git.numfmt import DASH
+from aoven_git.render.markdown import agreement_settings
+from aoven_git.render.svg import kappa_chart, means_chart, questions_chart
+from aoven_git.render.tables import (
     Cell,
     Table,
-    _describe,
-    _exact,
-    _labels,
+    caveat_summary,
     cell_tables,
-    fmt_kappa,
-    fmt_mean,
-    fmt_pct,
+    describe,
+    kappa_notes,
     kappa_tables,
+    labels,
     means_table,
     questions_table,
+    raters_table,
     rules_table,
     self_bias_table,
     validation_table,
     violations_table,
 )
-from aoven_git.render.svg import kappa_chart, means_chart, questions_chart
 
 __all__ = ["render_html"]
 
@@ -107,6 +109,8 @@ tbody tr:nth-child(even) td { background: #fbfcfd; }
 .t-warn { color: var(--warn); font-weight: 600; }
 .t-muted { color: var(--muted); }
 .note { color: var(--muted); font-size: 0.9rem; }
+ul.caveats { margin: 4px 0 14px; padding-left: 22px; color: var(--warn); font-size: 0.9rem; }
+td.text { min-width: 14em; }
 .status { display: inline-block; padding: 1px 10px; border-radius: 999px; font-weight: 600;
           font-size: 0.9rem; }
 .s-good { background: var(--good-bg); color: var(--good); }
@@ -163,13 +167,15 @@ def _cell(cell: Cell, tag: str = "td") -> str:
 
 
 def _table(table: Table, cls: str = "") -> str:
+    """The table's notes as paragraphs, then the table in a horizontally scrolling box."""
+    notes = "".join(f'<p class="note">{_e(n)}</p>\n' for n in table.notes)
     head = "".join(
         f'<th scope="col"{" class=num" if i in table.numeric else ""}>{_e(h)}</th>'
         for i, h in enumerate(table.headers)
     )
     body = "\n".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in table.rows)
     klass = f' class="{_e(cls)}"' if cls else ""
-    return (f'<div class="scroll"><table{klass}>\n<thead><tr>{head}</tr></thead>\n'
+    return (f'{notes}<div class="scroll"><table{klass}>\n<thead><tr>{head}</tr></thead>\n'
             f"<tbody>\n{body}\n</tbody></table></div>")
 
 
@@ -179,6 +185,14 @@ def _code(text: Any) -> str:
 
 def _figure(svg: str, caption: str) -> str:
     return f'<figure class="chart-box">\n{svg}\n<figcaption>{_e(caption)}</figcaption>\n</figure>'
+
+
+def _list(items: list[str], tag: str = "ul", cls: str = "") -> str:
+    klass = f' class="{cls}"' if cls else ""
+    return f"<{tag}{klass}>" + "".join(f"<li>{_e(i)}</li>" for i in items) + f"</{tag}>"
+
+
+# --------------------------------------------------------------------------- verdict
 
 
 def _verdict_block(report: Mapping[str, Any]) -> str:
@@ -192,21 +206,30 @@ def _verdict_block(report: Mapping[str, Any]) -> str:
         parts.append('<p class="terminal">Terminal: a second inconclusive round; study v0.1 ends here.</p>')
     reasons = [r for r in report.get("reasons") or [] if r not in (None, "")]
     if reasons:
-        parts.append("<h3>Why</h3><ol>" + "".join(f"<li>{_e(r)}</li>" for r in reasons) + "</ol>")
+        parts.append("<h3>Why</h3>" + _list(reasons, "ol"))
     if report.get("not_ready"):
-        parts.append("<h3>Not ready because</h3><ul>"
-                     + "".join(f"<li>{_e(r)}</li>" for r in report["not_ready"]) + "</ul>")
+        parts.append("<h3>Not ready because</h3>" + _list(list(report["not_ready"])))
     pending = {p: rs for p, rs in (report.get("pending_raters") or {}).items() if rs}
     if pending:
         parts.append("<p><strong>Pending raters:</strong> " + "; ".join(
             f"pass {_code(p)}: " + ", ".join(_code(r) for r in rs) for p, rs in pending.items()) + "</p>")
+    caveats = caveat_summary(report)
+    if caveats:
+        parts.append(f'<p class="t-warn"><strong>Caveats:</strong> {_e(caveats)}.</p>')
+    parts += _contest_and_retest(report)
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _contest_and_retest(report: Mapping[str, Any]) -> list[str]:
+    parts = []
     extremes = report.get("extremes")
     if isinstance(extremes, Mapping):
         items = []
         for key, label in (("best", "best case for B"), ("worst", "worst case for B")):
             e = extremes.get(key) or {}
             items.append(f"<li>{label}: <strong>{_e(e.get('verdict') or DASH)}</strong> (improvement "
-                         f"{_e(fmt_pct(e.get('improvement'), e.get('improvement_exact')))})</li>")
+                         f"{_e(numfmt.percent(e.get('improvement'), e.get('improvement_exact')))})</li>")
         parts.append("<h3>Contested cells at both extremes</h3><ul>" + "".join(items) + "</ul>")
     robust = report.get("robust_to_contested")
     if isinstance(robust, int) and robust > 0:
@@ -219,26 +242,25 @@ def _verdict_block(report: Mapping[str, Any]) -> str:
         if retest.get("problems"):
             items = "".join(f'<li class="t-warn">{_e(p)}</li>' for p in retest["problems"])
             parts.append(f"<ul>{items}</ul>")
-    parts.append("</section>")
-    return "\n".join(parts)
+    return parts
 
 
 def _figures(report: Mapping[str, Any]) -> str:
-    a, b = _labels(report)
+    a, b = labels(report)
     means, means_exact = report.get("means") or {}, report.get("means_exact") or {}
     rules = {r.get("id"): r for r in report.get("rules") or []}
     thr = rules.get("pass.improvement", {})
     seals = report.get("seals") or {}
+    ks = report.get("kappa_settings") or {}
     raters = sorted({r for rs in (report.get("raters") or {}).values() for r in rs or []})
     items = [
-        ("Improvement", fmt_pct(report.get("improvement"), report.get("improvement_exact")),
-         f"pass needs ≥ {fmt_pct(thr.get('threshold'), thr.get('threshold_exact'))}" if thr else ""),
-        (f"Mean {a}", fmt_mean(means.get(a), means_exact.get(a)), "aggregate, baseline"),
-        (f"Mean {b}", fmt_mean(means.get(b), means_exact.get(b)), "aggregate, treatment"),
+        ("Improvement", numfmt.percent(report.get("improvement"), report.get("improvement_exact")),
+         f"pass needs ≥ {numfmt.percent(thr.get('threshold'), thr.get('threshold_exact'))}" if thr else ""),
+        (f"Mean {a}", numfmt.mean(means.get(a), means_exact.get(a)), "aggregate, baseline"),
+        (f"Mean {b}", numfmt.mean(means.get(b), means_exact.get(b)), "aggregate, treatment"),
         ("Counted dimensions",
          f"{len(report.get('counted_dimensions') or [])} / {len(report.get('dimensions') or [])}",
-         f"κ ≥ {fmt_kappa((report.get('kappa_settings') or {}).get('threshold'))}"
-         if (report.get("kappa_settings") or {}).get("threshold") is not None else ""),
+         f"κ ≥ {numfmt.kappa(ks.get('threshold'))}" if ks.get("threshold") is not None else ""),
         ("Raters", str(len(raters)), ", ".join(raters)),
         ("Seals", str(seals.get("status") or "not-verified"), "verified from git history"
          if seals.get("verified") else "not verified"),
@@ -246,6 +268,82 @@ def _figures(report: Mapping[str, Any]) -> str:
     cards = "".join(f'<div class="figure"><div class="k">{_e(k)}</div><div class="v">{_e(v)}</div>'
                     f'<div class="s">{_e(s)}</div></div>' for k, v, s in items)
     return f'<section class="figures" aria-label="Key figures">{cards}</section>'
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _rules(report: Mapping[str, Any]) -> str:
+    return _table(rules_table(report), "rules")
+
+
+def _means(report: Mapping[str, Any]) -> str:
+    a, b = labels(report)
+    caption = (f"Mean score per dimension, {a} vs {b} (lower is better). "
+               "Faded bars on a grey band: excluded from the verdict.")
+    return _figure(means_chart(report), caption) + "\n" + _table(means_table(report), "means")
+
+
+def _raters(report: Mapping[str, Any]) -> str:
+    table = raters_table(report)
+    if not table.rows:
+        return '<p class="note">No raters listed.</p>'
+    return ('<p class="note">Required raters must score every pass the verdict uses; optional raters add '
+            "agreement data when they score.</p>\n" + _table(table, "raters"))
+
+
+def _agreement(report: Mapping[str, Any]) -> str:
+    body = [f'<p class="note">{_e(agreement_settings(report))}</p>']
+    for i, (pass_id, table) in enumerate(kappa_tables(report)):
+        tag = " (verdict pass)" if pass_id == report.get("verdict_pass") else ""
+        svg_id = "chart-kappa" if i == 0 else f"chart-kappa-{i + 1}"
+        body += [f"<h3>Pass {_code(pass_id)}{_e(tag)}</h3>",
+                 _figure(kappa_chart(report, pass_id, svg_id=svg_id),
+                         f"Weighted κ per dimension, pass {pass_id}; dashed line: threshold."),
+                 _table(table, "kappa")]
+        notes = kappa_notes(report, pass_id)
+        if notes:
+            body.append("<p><strong>Keep in mind:</strong></p>" + _list(notes, cls="caveats"))
+    return "\n".join(body)
+
+
+def _cells(report: Mapping[str, Any]) -> str:
+    key_cells, other_cells = cell_tables(report)
+    none = '<p class="note">No flagged or contested cells.</p>'
+    body = [_table(key_cells, "cells") if key_cells.rows else none]
+    if other_cells.rows:
+        body += ["<h3>Other disagreements, resolved by the plan's rule</h3>", _table(other_cells, "cells")]
+    return "\n".join(body)
+
+
+def _self_bias(report: Mapping[str, Any]) -> str:
+    a, b = labels(report)
+    flagged = sum(1 for e in report.get("self_bias") or [] if e.get("flagged"))
+    body = [f"<p>{flagged} rater pass{'es' if flagged != 1 else ''} flagged for re-audit (no cell with "
+            f"{_e(b)} scored worse than {_e(a)}).</p>" if flagged
+            else "<p>No rater pass flagged for re-audit.</p>"]
+    table = self_bias_table(report)
+    if table.rows:
+        body.append(_table(table, "self-bias"))
+    return "\n".join(body)
+
+
+def _blinding(report: Mapping[str, Any]) -> str:
+    blinding = report.get("blinding")
+    _, b = labels(report)
+    used = (blinding or {}).get("used") or report.get("b_scores_from")
+    if isinstance(blinding, Mapping):
+        q_div = numfmt.to_fraction(blinding.get("divergence"), blinding.get("divergence_exact"))
+        q_thr = numfmt.to_fraction(blinding.get("threshold"), blinding.get("threshold_exact"))
+        cmp = "vs" if q_div is None or q_thr is None else ("≤" if q_div <= q_thr else ">")
+        div = numfmt.mean(blinding.get("divergence"), blinding.get("divergence_exact"))
+        thr = numfmt.mean(blinding.get("threshold"), blinding.get("threshold_exact"))
+        first = (f"<p>Mean |blinded − unblinded| divergence of {_e(b)} scores (pass "
+                 f"{_code(blinding.get('pass') or DASH)}): <strong>{_e(div)}</strong> {cmp} "
+                 f"threshold {_e(thr)}.</p>")
+    else:
+        first = "<p>The plan has no stripped pass; no blinding divergence was computed.</p>"
+    return first + f"\n<p>{_e(b)} scores used for the verdict: pass {_code(used or DASH)}.</p>"
 
 
 _SEAL_CLASS = {"complete": "s-good", "pending": "s-warn", "violated": "s-bad", "not-verified": "s-grey",
@@ -266,8 +364,7 @@ def _seals(report: Mapping[str, Any]) -> str:
         out.append(f"<h3>Violations ({len(vt.rows)})</h3>" + _table(vt))
     forced = seals.get("forced_reveals") or []
     if forced:
-        items = "".join(f"<li>{_e(_describe(f))}</li>" for f in forced)
-        out.append(f"<h3>Forced reveals</h3><ul>{items}</ul>")
+        out.append("<h3>Forced reveals</h3>" + _list([describe(f) for f in forced]))
     return "\n".join(out)
 
 
@@ -288,30 +385,36 @@ def _validation(report: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _blinding(report: Mapping[str, Any]) -> str:
-    blinding = report.get("blinding")
-    _, b = _labels(report)
-    used = (blinding or {}).get("used") or report.get("b_scores_from")
-    if isinstance(blinding, Mapping):
-        q_div = _exact(blinding.get("divergence"), blinding.get("divergence_exact"))
-        q_thr = _exact(blinding.get("threshold"), blinding.get("threshold_exact"))
-        cmp = "vs" if q_div is None or q_thr is None else ("≤" if q_div <= q_thr else ">")
-        first = (f"<p>Mean |blinded − unblinded| divergence of {_e(b)} scores (pass "
-                 f"{_code(blinding.get('pass') or DASH)}): <strong>"
-                 f"{_e(fmt_mean(blinding.get('divergence'), blinding.get('divergence_exact')))}</strong> "
-                 f"{cmp} "
-                 f"threshold {_e(fmt_mean(blinding.get('threshold'), blinding.get('threshold_exact')))}.</p>")
-    else:
-        first = "<p>The plan has no stripped pass; no blinding divergence was computed.</p>"
-    return first + f"\n<p>{_e(b)} scores used for the verdict: pass {_code(used or DASH)}.</p>"
+def _questions(report: Mapping[str, Any]) -> str:
+    a, b = labels(report)
+    caption = (f"Aggregate per question over the counted dimensions, {a} vs {b}; "
+               "under each question: improved counted dimensions (✓ = the question improves).")
+    return _figure(questions_chart(report), caption) + "\n" + _table(questions_table(report), "questions")
 
 
-def render_html(report: Mapping[str, Any]) -> str:
-    """The report as one self-contained HTML page (no network, no scripts)."""
-    a, b = _labels(report)
+#: (anchor, heading, section) in page order; the table of contents is built from it.
+SECTIONS = (
+    ("rules", "Rules", _rules), ("means", "Means per dimension", _means), ("raters", "Raters", _raters),
+    ("agreement", "Agreement (weighted κ)", _agreement), ("cells", "Flagged and contested cells", _cells),
+    ("self-bias", "Self-bias", _self_bias), ("blinding", "Blinding", _blinding), ("seals", "Seals", _seals),
+    ("validation", "Validation", _validation), ("questions", "Questions", _questions),
+)
+
+
+def _head(report: Mapping[str, Any]) -> str:
     verdict = str(report.get("verdict") or "UNKNOWN")
     study = str(report.get("study") or "study")
     title = f"{verdict} · {study} · round {report.get('round') or DASH} · aoven-git report"
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        f'<meta name="generator" content="{_e(report.get("generated_by") or "aoven-git")}">\n'
+        f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n"
+    )
+
+
+def _header(report: Mapping[str, Any]) -> str:
     meta = [f"<span>round {_code(report.get('round') or DASH)}</span>"]
     if report.get("plan_version") is not None:
         meta.append(f"<span>plan version {_e(report['plan_version'])}</span>")
@@ -319,82 +422,19 @@ def render_html(report: Mapping[str, Any]) -> str:
         meta.append(f"<span>verdict pass {_code(report['verdict_pass'])}</span>")
     if report.get("generated_by"):
         meta.append(f"<span>{_e(report['generated_by'])}</span>")
-    sections = [
-        ("rules", "Rules"), ("means", "Means per dimension"), ("agreement", "Agreement"),
-        ("cells", "Flagged and contested cells"), ("self-bias", "Self-bias"), ("blinding", "Blinding"),
-        ("seals", "Seals"), ("validation", "Validation"), ("questions", "Questions"),
-    ]
-    toc = "".join(f'<a href="#{sid}">{_e(name)}</a>' for sid, name in sections)
-    body: list[str] = [
-        "<header>",
-        f"<h1>aoven-git report: {_e(study)}</h1>",
-        f'<p class="meta">{"".join(meta)}</p>',
-        "</header>",
-        _verdict_block(report),
-        _figures(report),
-        f'<nav class="toc" aria-label="Contents">{toc}</nav>',
-        '<section id="rules"><h2>Rules</h2>',
-        _table(rules_table(report), "rules"),
-        "</section>",
-        '<section id="means"><h2>Means per dimension</h2>',
-        _figure(means_chart(report), f"Mean score per dimension, {a} vs {b} (lower is better). "
-                "Faded bars on a grey band: excluded from the verdict."),
-        _table(means_table(report), "means"),
-        "</section>",
-    ]
-    ks = report.get("kappa_settings") or {}
-    settings = [f"weights {ks.get('weights') or DASH}",
-                f"threshold {fmt_kappa(ks.get('threshold')) if ks.get('threshold') is not None else DASH}",
-                f"aggregate over pairs: {ks.get('aggregate') or DASH}"]
-    if ks.get("bootstrap"):
-        settings.append(f"95% bootstrap intervals from {ks['bootstrap']} resamples (seed {ks.get('seed')})")
-    body += ['<section id="agreement"><h2>Agreement (weighted κ)</h2>',
-             f'<p class="note">{_e(", ".join(settings))}. α is Krippendorff\'s α (ordinal).</p>']
-    raters = report.get("raters") or {}
-    for i, (pass_id, table) in enumerate(kappa_tables(report)):
-        tag = " (verdict pass)" if pass_id == report.get("verdict_pass") else ""
-        svg_id = "chart-kappa" if i == 0 else f"chart-kappa-{i + 1}"
-        who = ", ".join(_code(r) for r in raters.get(pass_id) or [])
-        body += [f"<h3>Pass {_code(pass_id)}{_e(tag)}</h3>",
-                 f"<p>Raters: {who}.</p>" if who else "",
-                 _figure(kappa_chart(report, pass_id, svg_id=svg_id),
-                         f"Weighted κ per dimension, pass {pass_id}; dashed line: threshold."),
-                 _table(table, "kappa")]
-    body.append("</section>")
-    key_cells, other_cells = cell_tables(report)
-    body.append('<section id="cells"><h2>Flagged and contested cells</h2>')
-    body.append(_table(key_cells, "cells") if key_cells.rows
-                else '<p class="note">No flagged or contested cells.</p>')
-    if other_cells.rows:
-        body += ["<h3>Other disagreements, resolved by the plan's rule</h3>", _table(other_cells, "cells")]
-    body.append("</section>")
-    flagged = sum(1 for e in report.get("self_bias") or [] if e.get("flagged"))
-    body += ['<section id="self-bias"><h2>Self-bias</h2>',
-             f"<p>{flagged} rater pass{'es' if flagged != 1 else ''} flagged for re-audit (no cell with "
-             f"{_e(b)} scored worse than {_e(a)}).</p>" if flagged
-             else "<p>No rater pass flagged for re-audit.</p>"]
-    sb = self_bias_table(report)
-    if sb.rows:
-        body.append(_table(sb, "self-bias"))
-    body.append("</section>")
-    body += ['<section id="blinding"><h2>Blinding</h2>', _blinding(report), "</section>",
-             '<section id="seals"><h2>Seals</h2>', _seals(report), "</section>",
-             '<section id="validation"><h2>Validation</h2>', _validation(report), "</section>",
-             '<section id="questions"><h2>Questions</h2>',
-             _figure(questions_chart(report),
-                     f"Aggregate per question over the counted dimensions, {a} vs {b}; "
-                     "under each question: improved counted dimensions (✓ = the question improves)."),
-             _table(questions_table(report), "questions"),
-             "</section>"]
+    study = str(report.get("study") or "study")
+    return f'<header>\n<h1>aoven-git report: {_e(study)}</h1>\n<p class="meta">{"".join(meta)}</p>\n</header>'
+
+
+def render_html(report: Mapping[str, Any]) -> str:
+    """The report as one self-contained HTML page (no network, no scripts)."""
+    toc = "".join(f'<a href="#{sid}">{_e(name.split(" (")[0])}</a>' for sid, name, _ in SECTIONS)
+    body = [_header(report), _verdict_block(report), _figures(report),
+            f'<nav class="toc" aria-label="Contents">{toc}</nav>']
+    for sid, name, section in SECTIONS:
+        body.append(f'<section id="{sid}"><h2>{_e(name)}</h2>\n{section(report)}\n</section>')
     foot = _e(report.get("generated_by") or "aoven-git")
     if report.get("schema"):
         foot += f" · schema {_code(report['schema'])}"
     body.append(f"<footer>Generated by {foot}. Self-contained: no scripts, no network.</footer>")
-    head = (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
-        f'<meta name="generator" content="{_e(report.get("generated_by") or "aoven-git")}">\n'
-        f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n"
-    )
-    return head + "\n".join(part for part in body if part) + "\n</main>\n</body>\n</html>\n"
+    return _head(report) + "\n".join(part for part in body if part) + "\n</main>\n</body>\n</html>\n"

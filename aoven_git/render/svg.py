@@ -12,9 +12,11 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from aoven_git.render.markdown import fmt_interval, fmt_kappa, fmt_mean, pair_names
+from aoven_git import numfmt
+from aoven_git.render.tables import labels, pair_names
 
 __all__ = ["kappa_chart", "means_chart", "questions_chart"]
 
@@ -29,15 +31,8 @@ def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _f(x: float) -> str:
-    """Compact coordinates: the SVG stays small and byte-identical across runs."""
-    return f"{x:.1f}".rstrip("0").rstrip(".")
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
+_f = numfmt.coordinate
+_num = numfmt.finite
 
 
 def _nice_max(value: float) -> tuple[float, float]:
@@ -68,6 +63,78 @@ def _legend_swatch(x: float, y: float, color: str, text: str, *, faded: bool = F
     return svg, x + 17 + 7.2 * len(text) + 18
 
 
+@dataclass(frozen=True)
+class _Plot:
+    """The plotting area of a bar chart: margins, size and the value axis (0 … top)."""
+
+    left: float
+    top_margin: float
+    width: float
+    height: float
+    top: float
+
+    def y(self, v: float) -> float:
+        return self.top_margin + self.height - (v / self.top) * self.height
+
+
+def _bar_legend(a: str, b: str, extra: str) -> list[str]:
+    out, lx = [], 56.0
+    for color, text, faded in ((COLOR_A, f"{a} (baseline)", False), (COLOR_B, f"{b} (treatment)", False),
+                               (MUTED, extra, True)):
+        if text:
+            svg, lx = _legend_swatch(lx, 18, color, text, faded=faded)
+            out.append(svg)
+    return out
+
+
+def _bar_axis(plot: _Plot, step: float, y_title: str) -> list[str]:
+    out = []
+    for i in range(round(plot.top / step) + 1):
+        v = i * step
+        y = _f(plot.y(v))
+        out.append(f'<line class="grid" x1="{_f(plot.left)}" x2="{_f(plot.left + plot.width)}" y1="{y}" '
+                   f'y2="{y}" stroke="{GRID}"/>')
+        out.append(f'<text class="tick" x="{_f(plot.left - 6)}" y="{_f(plot.y(v) + 4)}" text-anchor="end">'
+                   f"{_e(numfmt.mean(v) if step < 1 else numfmt.brief(v))}</text>")
+    out.append(f'<text class="axis-title" transform="translate(14 {_f(plot.top_margin + plot.height / 2)}) '
+               f'rotate(-90)" text-anchor="middle">{_e(y_title)}</text>')
+    return out
+
+
+def _bar_group(plot: _Plot, g: Mapping[str, Any], i: int, gw: float, bw: float, a: str, b: str) -> list[str]:
+    """Both bars of one group (A then B), its label and the line under it."""
+    cx = plot.left + gw * (i + 0.5)
+    faded = bool(g.get("faded"))
+    out = []
+    if faded:
+        out.append(f'<rect class="excluded-band" x="{_f(plot.left + gw * i + 2)}" y="{_f(plot.top_margin)}" '
+                   f'width="{_f(gw - 4)}" height="{_f(plot.height)}" fill="#f3f4f6"/>')
+    for j, (key, color, cond) in enumerate((("a", COLOR_A, a), ("b", COLOR_B, b))):
+        v = _num(g[key])
+        x0 = cx - bw - 1.5 if j == 0 else cx + 1.5
+        if v is None:
+            out.append(f'<text class="tick" x="{_f(x0 + bw / 2)}" y="{_f(plot.y(0) - 4)}" '
+                       f'text-anchor="middle">—</text>')
+            continue
+        style = ' fill-opacity="0.35" stroke-dasharray="3 2"' if faded else ""
+        h = max(plot.y(0) - plot.y(v), 0.0)
+        out.append(
+            f'<rect class="bar bar-{_e(key)}{" excluded" if faded else ""}" x="{_f(x0)}" '
+            f'y="{_f(plot.y(v))}" width="{_f(bw)}" height="{_f(h)}" fill="{color}" stroke="{color}"{style}>'
+            f"<title>{_e(g['title'])}: {_e(cond)} {_e(numfmt.mean(v))}</title></rect>"
+        )
+        out.append(f'<text class="value" x="{_f(x0 + bw / 2)}" y="{_f(plot.y(v) - 4)}" '
+                   f'text-anchor="middle">{_e(numfmt.mean(v))}</text>')
+    base = plot.top_margin + plot.height
+    out.append(f'<text class="cat" x="{_f(cx)}" y="{_f(base + 18)}" text-anchor="middle">'
+               f'{_e(g["id"])}</text>')
+    if g.get("sub"):
+        color = {"good": GOOD, "bad": BAD, "warn": WARN}.get(g.get("sub_tone") or "", MUTED)
+        out.append(f'<text class="sub" x="{_f(cx)}" y="{_f(base + 34)}" text-anchor="middle" '
+                   f'fill="{color}">{_e(g["sub"])}</text>')
+    return out
+
+
 def _grouped_bars(
     *, svg_id: str, cls: str, label: str, groups: Sequence[dict[str, Any]], a: str, b: str,
     y_title: str, legend_extra: str = "",
@@ -75,73 +142,25 @@ def _grouped_bars(
     """Vertical grouped bars, A then B per group; `groups` items: id, a, b, title, sub, sub_tone, faded."""
     width, height = 760, 330
     ml, mr, mt, mb = 56, 12, 44, 62
-    pw, ph = width - ml - mr, height - mt - mb
     values = [v for g in groups for v in (_num(g["a"]), _num(g["b"])) if v is not None]
     top, step = _nice_max(max(values, default=0.0) * 1.08)  # headroom for value labels
-    out = _open(svg_id, cls, width, height, label)
-
-    def y(v: float) -> float:
-        return mt + ph - (v / top) * ph
-
-    # legend
-    lx = ml
-    sw, lx = _legend_swatch(lx, 18, COLOR_A, f"{a} (baseline)")
-    out.append(sw)
-    sw, lx = _legend_swatch(lx, 18, COLOR_B, f"{b} (treatment)")
-    out.append(sw)
-    if legend_extra:
-        sw, lx = _legend_swatch(lx, 18, MUTED, legend_extra, faded=True)
-        out.append(sw)
-    # grid and axis
-    ticks = round(top / step)
-    for i in range(ticks + 1):
-        v = i * step
-        out.append(f'<line class="grid" x1="{ml}" x2="{ml + pw}" y1="{_f(y(v))}" y2="{_f(y(v))}" '
-                   f'stroke="{GRID}"/>')
-        out.append(f'<text class="tick" x="{ml - 6}" y="{_f(y(v) + 4)}" text-anchor="end">'
-                   f"{_e(fmt_mean(v) if step < 1 else int(v) if v.is_integer() else v)}</text>")
-    out.append(f'<text class="axis-title" transform="translate(14 {_f(mt + ph / 2)}) rotate(-90)" '
-               f'text-anchor="middle">{_e(y_title)}</text>')
-    n = max(len(groups), 1)
-    gw = pw / n
+    plot = _Plot(ml, mt, width - ml - mr, height - mt - mb, top)
+    gw = plot.width / max(len(groups), 1)
     bw = min(30.0, gw * 0.34)
+    out = _open(svg_id, cls, width, height, label)
+    out += _bar_legend(a, b, legend_extra)
+    out += _bar_axis(plot, step, y_title)
     for i, g in enumerate(groups):
-        cx = ml + gw * (i + 0.5)
-        faded = bool(g.get("faded"))
-        if faded:
-            out.append(f'<rect class="excluded-band" x="{_f(ml + gw * i + 2)}" y="{mt}" '
-                       f'width="{_f(gw - 4)}" height="{ph}" fill="#f3f4f6"/>')
-        for j, (key, color, cond) in enumerate((("a", COLOR_A, a), ("b", COLOR_B, b))):
-            v = _num(g[key])
-            x0 = cx - bw - 1.5 if j == 0 else cx + 1.5
-            if v is None:
-                out.append(f'<text class="tick" x="{_f(x0 + bw / 2)}" y="{_f(y(0) - 4)}" '
-                           f'text-anchor="middle">—</text>')
-                continue
-            style = ' fill-opacity="0.35" stroke-dasharray="3 2"' if faded else ""
-            h = max(y(0) - y(v), 0.0)
-            out.append(
-                f'<rect class="bar bar-{_e(key)}{" excluded" if faded else ""}" x="{_f(x0)}" '
-                f'y="{_f(y(v))}" width="{_f(bw)}" height="{_f(h)}" fill="{color}" stroke="{color}"{style}>'
-                f"<title>{_e(g['title'])}: {_e(cond)} {_e(fmt_mean(v))}</title></rect>"
-            )
-            out.append(f'<text class="value" x="{_f(x0 + bw / 2)}" y="{_f(y(v) - 4)}" '
-                       f'text-anchor="middle">{_e(fmt_mean(v))}</text>')
-        out.append(f'<text class="cat" x="{_f(cx)}" y="{_f(mt + ph + 18)}" text-anchor="middle">'
-                   f"{_e(g['id'])}</text>")
-        if g.get("sub"):
-            color = {"good": GOOD, "bad": BAD, "warn": WARN}.get(g.get("sub_tone") or "", MUTED)
-            out.append(f'<text class="sub" x="{_f(cx)}" y="{_f(mt + ph + 34)}" text-anchor="middle" '
-                       f'fill="{color}">{_e(g["sub"])}</text>')
-    out.append(f'<line class="axis" x1="{ml}" x2="{ml + pw}" y1="{_f(y(0))}" y2="{_f(y(0))}" '
+        out += _bar_group(plot, g, i, gw, bw, a, b)
+    y0 = _f(plot.y(0))
+    out.append(f'<line class="axis" x1="{ml}" x2="{_f(ml + plot.width)}" y1="{y0}" y2="{y0}" '
                f'stroke="{INK}"/>')
     out.append("</svg>")
     return "\n".join(out)
 
 
 def means_chart(report: Mapping[str, Any], *, svg_id: str = "chart-means") -> str:
-    cond = report.get("conditions") or {}
-    a, b = str(cond.get("baseline") or "A"), str(cond.get("treatment") or "B")
+    a, b = labels(report)
     excluded = report.get("excluded_dimensions") or {}
     groups = []
     for d in report.get("dimensions") or []:
@@ -160,8 +179,7 @@ def means_chart(report: Mapping[str, Any], *, svg_id: str = "chart-means") -> st
 
 
 def questions_chart(report: Mapping[str, Any], *, svg_id: str = "chart-questions") -> str:
-    cond = report.get("conditions") or {}
-    a, b = str(cond.get("baseline") or "A"), str(cond.get("treatment") or "B")
+    a, b = labels(report)
     n_counted = len(report.get("counted_dimensions") or [])
     groups = []
     for q in report.get("questions") or []:
@@ -191,14 +209,37 @@ def _shape(kind: str, x: float, y: float, color: str, title: str) -> str:
     return f'<circle {common} cx="{_f(x)}" cy="{_f(y)}" r="4.5">{t}</circle>'
 
 
-def kappa_chart(report: Mapping[str, Any], pass_id: str, *, svg_id: str = "chart-kappa") -> str:
-    """κ per dimension: a bar for the aggregate, a dot with its 95% whisker per rater pair."""
-    per_dim: Mapping[str, Any] = (report.get("kappa") or {}).get(pass_id) or {}
-    settings = report.get("kappa_settings") or {}
-    threshold = _num(settings.get("threshold"))
-    aggregate = str(settings.get("aggregate") or "min")
-    pairs = pair_names(per_dim)
-    gates = pass_id == report.get("verdict_pass")
+@dataclass(frozen=True)
+class _KappaFrame:
+    """Geometry of a κ chart: one row per dimension, the κ axis from ``lo`` to 1."""
+
+    lo: float
+    top: int  # y of the first row
+    rows: int
+    width: int = 760
+    left: int = 58
+    right: int = 150
+    row: int = 36
+    bottom: int = 34
+
+    @property
+    def plot_width(self) -> int:
+        return self.width - self.left - self.right
+
+    @property
+    def height(self) -> int:
+        return self.top + self.rows * self.row + self.bottom
+
+    @property
+    def base(self) -> int:
+        return self.top + self.rows * self.row
+
+    def x(self, v: float) -> float:
+        return self.left + (min(max(v, self.lo), 1.0) - self.lo) / (1.0 - self.lo) * self.plot_width
+
+
+def _kappa_low(per_dim: Mapping[str, Any], threshold: float | None) -> float:
+    """The left end of the κ axis: the lowest κ, interval bound or threshold, down to a 0.2 step."""
     lows = [threshold or 0.0, 0.0]
     for k in per_dim.values():
         k = k or {}
@@ -207,12 +248,15 @@ def kappa_chart(report: Mapping[str, Any], pass_id: str, *, svg_id: str = "chart
         for iv in (k.get("intervals") or {}).values():
             if isinstance(iv, Sequence) and len(iv) == 2 and _num(iv[0]) is not None:
                 lows.append(float(iv[0]))
-    lo = max(-1.0, math.floor(min(lows) / 0.2 + 1e-9) * 0.2)
-    hi = 1.0
-    width = 760
-    ml, mr, mb, row = 58, 150, 34, 36
-    pw = width - ml - mr
-    # Legend: the aggregate on the first line, rater pairs wrapped on the following lines.
+    return max(-1.0, math.floor(min(lows) / 0.2 + 1e-9) * 0.2)
+
+
+def _kappa_legend(
+    pairs: Sequence[str], aggregate: str, frame_left: int, width: int
+) -> tuple[list[str], float]:
+    """The aggregate on the first line, rater pairs wrapped on the following ones; and the y of
+    the last legend line."""
+    ml = frame_left
     legend = [f'<rect x="{ml}" y="9" width="14" height="12" fill="{GOOD}" fill-opacity="0.28"/>'
               f'<line x1="{ml + 14}" x2="{ml + 14}" y1="8" y2="22" stroke="{INK}" stroke-width="2.5"/>'
               f'<text class="legend" x="{ml + 20}" y="19">κ ({_e(aggregate)} over pairs); whiskers: '
@@ -226,81 +270,110 @@ def kappa_chart(report: Mapping[str, Any], pass_id: str, *, svg_id: str = "chart
         mark = _shape(shape, lx + 5, ly - 4, color, pair).replace('class="kappa-pair"', 'class="legend-mark"')
         legend.append(mark + f'<text class="legend" x="{_f(lx + 14)}" y="{_f(ly)}">{_e(pair)}</text>')
         lx += item_w
-    mt = int(ly + 30)
-    rows = max(len(per_dim), 1)
-    height = mt + rows * row + mb
+    return legend, ly
 
-    def x(v: float) -> float:
-        return ml + (min(max(v, lo), hi) - lo) / (hi - lo) * pw
 
-    n_counts = sum(1 for k in per_dim.values() if (k or {}).get("counts"))
-    label = (f"Weighted kappa per dimension for pass {pass_id}: {aggregate} over rater pairs as bars, "
-             f"each pair with its 95% interval"
-             + (f", threshold {fmt_kappa(threshold)}" if threshold is not None else "")
-             + f"; {n_counts} of {len(per_dim)} dimensions reach it.")
-    out = _open(svg_id, "chart-kappa", width, height, label)
-    out += legend
-    # grid
-    steps = round((hi - lo) / 0.2)
-    for i in range(steps + 1):
-        v = lo + i * 0.2
-        out.append(f'<line class="grid" x1="{_f(x(v))}" x2="{_f(x(v))}" y1="{mt - 6}" y2="{mt + rows * row}" '
-                   f'stroke="{GRID}"/>'
-                   f'<text class="tick" x="{_f(x(v))}" y="{mt + rows * row + 16}" text-anchor="middle">'
-                   f"{v:.1f}</text>")
-    out.append(f'<line class="axis" x1="{_f(x(0))}" x2="{_f(x(0))}" y1="{mt - 6}" y2="{mt + rows * row}" '
-               f'stroke="{INK}"/>')
-    out.append(f'<text class="axis-title" x="{_f(ml + pw / 2)}" y="{height - 2}" text-anchor="middle">'
-               f"weighted κ</text>")
+def _kappa_grid(frame: _KappaFrame) -> list[str]:
+    out = []
+    for i in range(round((1.0 - frame.lo) / 0.2) + 1):
+        v = frame.lo + i * 0.2
+        out.append(f'<line class="grid" x1="{_f(frame.x(v))}" x2="{_f(frame.x(v))}" y1="{frame.top - 6}" '
+                   f'y2="{frame.base}" stroke="{GRID}"/>'
+                   f'<text class="tick" x="{_f(frame.x(v))}" y="{frame.base + 16}" text-anchor="middle">'
+                   f"{numfmt.fixed(v, places=1)}</text>")
+    out.append(f'<line class="axis" x1="{_f(frame.x(0))}" x2="{_f(frame.x(0))}" y1="{frame.top - 6}" '
+               f'y2="{frame.base}" stroke="{INK}"/>')
+    out.append(f'<text class="axis-title" x="{_f(frame.left + frame.plot_width / 2)}" y="{frame.height - 2}" '
+               f'text-anchor="middle">weighted κ</text>')
+    return out
+
+
+def _kappa_aggregate(frame: _KappaFrame, did: str, k: Mapping[str, Any], cy: float, gates: bool) -> str:
+    """The dimension's κ as a bar from 0 (or its reason when undefined)."""
+    value, counts = _num(k.get("value")), bool(k.get("counts"))
+    if value is None:
+        reason = k.get("reason") or "no reason given"
+        return (f'<text class="kappa-undefined" x="{_f(frame.x(0) + 6)}" y="{_f(cy + 4)}" fill="{WARN}">'
+                f"undefined<title>{_e(did)}: {_e(numfmt.kappa(None, reason))}</title></text>")
+    x0, x1 = sorted((frame.x(0), frame.x(value)))
+    meaning = ("counts" if counts else "does not count") if gates else (
+        ("reaches" if counts else "below") + " the threshold")
+    return (f'<rect class="kappa-aggregate {"counts" if counts else "excluded"}" x="{_f(x0)}" '
+            f'y="{_f(cy - 13)}" width="{_f(max(x1 - x0, 1.0))}" height="26" fill="{GOOD if counts else BAD}" '
+            f'fill-opacity="0.22"><title>{_e(did)}: κ {_e(numfmt.kappa(value))} '
+            f'({_e(meaning)})</title></rect>'
+            f'<line x1="{_f(frame.x(value))}" x2="{_f(frame.x(value))}" y1="{_f(cy - 13)}" '
+            f'y2="{_f(cy + 13)}" stroke="{INK}" stroke-width="2.5"/>')
+
+
+def _kappa_pairs(
+    frame: _KappaFrame, did: str, k: Mapping[str, Any], cy: float, pairs: Sequence[str]
+) -> list[str]:
+    """Each pair's κ as a mark with its interval as a whisker, spread vertically within the row."""
     spread = 18.0
     offsets = ([0.0] if len(pairs) <= 1
                else [-spread / 2 + spread * i / (len(pairs) - 1) for i in range(len(pairs))])
+    out = []
+    for i, pair in enumerate(pairs):
+        pv = _num((k.get("pairs") or {}).get(pair))
+        if pv is None:
+            continue
+        py = cy + offsets[i]
+        color, shape = PAIR_COLORS[i % len(PAIR_COLORS)], PAIR_SHAPES[i % len(PAIR_SHAPES)]
+        iv = (k.get("intervals") or {}).get(pair)
+        if isinstance(iv, Sequence) and len(iv) == 2 and None not in (_num(iv[0]), _num(iv[1])):
+            a_, b_ = frame.x(float(iv[0])), frame.x(float(iv[1]))
+            out.append(f'<path class="kappa-whisker" d="M{_f(a_)} {_f(py)}H{_f(b_)}M{_f(a_)} {_f(py - 3)}'
+                       f'v6M{_f(b_)} {_f(py - 3)}v6" stroke="{color}" stroke-width="1.3" fill="none"/>')
+        out.append(_shape(shape, frame.x(pv), py, color,
+                          f"{did} {pair}: κ {numfmt.kappa(pv)} {numfmt.interval(iv)}".rstrip()))
+    return out
+
+
+def _kappa_status(frame: _KappaFrame, k: Mapping[str, Any], cy: float, gates: bool) -> str:
+    # only the verdict pass gates dimensions; another pass's low κ excludes nothing
+    counts, value = bool(k.get("counts")), _num(k.get("value"))
+    status = ("counts" if counts else "excluded") if gates else ("reaches" if counts else "below")
+    shown = numfmt.kappa(value) if value is not None else "undefined"
+    x = frame.width - frame.right
+    return (f'<text class="kappa-value" x="{x + 14}" y="{_f(cy + 4)}">{_e(shown)}</text>'
+            f'<text class="kappa-status" x="{x + 82}" y="{_f(cy + 4)}" '
+            f'fill="{GOOD if counts else BAD}">{status}</text>')
+
+
+def _threshold_line(frame: _KappaFrame, threshold: float) -> str:
+    tx = _f(frame.x(threshold))
+    return (f'<line class="threshold" x1="{tx}" x2="{tx}" y1="{frame.top - 14}" y2="{frame.base}" '
+            f'stroke="{BAD}" stroke-width="1.6" stroke-dasharray="6 4"/>'
+            f'<text class="threshold-label" x="{tx}" y="{frame.top - 18}" text-anchor="middle" '
+            f'fill="{BAD}">threshold {_e(numfmt.kappa(threshold))}</text>')
+
+
+def kappa_chart(report: Mapping[str, Any], pass_id: str, *, svg_id: str = "chart-kappa") -> str:
+    """κ per dimension: a bar for the aggregate, a dot with its 95% whisker per rater pair."""
+    per_dim: Mapping[str, Any] = (report.get("kappa") or {}).get(pass_id) or {}
+    settings = report.get("kappa_settings") or {}
+    threshold = _num(settings.get("threshold"))
+    aggregate = str(settings.get("aggregate") or "min")
+    pairs = pair_names(per_dim)
+    gates = pass_id == report.get("verdict_pass")
+    legend, legend_y = _kappa_legend(pairs, aggregate, 58, 760)
+    frame = _KappaFrame(_kappa_low(per_dim, threshold), int(legend_y + 30), max(len(per_dim), 1))
+    n_counts = sum(1 for k in per_dim.values() if (k or {}).get("counts"))
+    label = (f"Weighted kappa per dimension for pass {pass_id}: {aggregate} over rater pairs as bars, "
+             f"each pair with its 95% interval"
+             + (f", threshold {numfmt.kappa(threshold)}" if threshold is not None else "")
+             + f"; {n_counts} of {len(per_dim)} dimensions reach it.")
+    out = _open(svg_id, "chart-kappa", frame.width, frame.height, label) + legend + _kappa_grid(frame)
     for r, (did, k) in enumerate(per_dim.items()):
         k = k or {}
-        cy = mt + r * row + row / 2
-        value = _num(k.get("value"))
-        counts = bool(k.get("counts"))
-        out.append(f'<text class="cat" x="{ml - 8}" y="{_f(cy + 4)}" text-anchor="end">{_e(did)}</text>')
-        if value is None:
-            reason = k.get("reason") or "no reason given"
-            out.append(f'<text class="kappa-undefined" x="{_f(x(0) + 6)}" y="{_f(cy + 4)}" fill="{WARN}">'
-                       f"undefined<title>{_e(did)}: {_e(fmt_kappa(None, reason))}</title></text>")
-        else:
-            x0, x1 = sorted((x(0), x(value)))
-            meaning = (("counts" if counts else "does not count") if gates
-                       else ("reaches" if counts else "below") + " the threshold")
-            color = GOOD if counts else BAD
-            out.append(f'<rect class="kappa-aggregate {"counts" if counts else "excluded"}" x="{_f(x0)}" '
-                       f'y="{_f(cy - 13)}" width="{_f(max(x1 - x0, 1.0))}" height="26" fill="{color}" '
-                       f'fill-opacity="0.22"><title>{_e(did)}: κ {_e(fmt_kappa(value))} '
-                       f'({_e(meaning)})</title></rect>'
-                       f'<line x1="{_f(x(value))}" x2="{_f(x(value))}" y1="{_f(cy - 13)}" y2="{_f(cy + 13)}" '
-                       f'stroke="{INK}" stroke-width="2.5"/>')
-        for i, pair in enumerate(pairs):
-            pv = _num((k.get("pairs") or {}).get(pair))
-            if pv is None:
-                continue
-            py = cy + offsets[i]
-            color, shape = PAIR_COLORS[i % len(PAIR_COLORS)], PAIR_SHAPES[i % len(PAIR_SHAPES)]
-            iv = (k.get("intervals") or {}).get(pair)
-            if isinstance(iv, Sequence) and len(iv) == 2 and None not in (_num(iv[0]), _num(iv[1])):
-                a_, b_ = x(float(iv[0])), x(float(iv[1]))
-                out.append(f'<path class="kappa-whisker" d="M{_f(a_)} {_f(py)}H{_f(b_)}M{_f(a_)} {_f(py - 3)}'
-                           f'v6M{_f(b_)} {_f(py - 3)}v6" stroke="{color}" stroke-width="1.3" fill="none"/>')
-            out.append(_shape(shape, x(pv), py, color,
-                              f"{did} {pair}: κ {fmt_kappa(pv)} {fmt_interval(iv)}".rstrip()))
-        # only the verdict pass gates dimensions; another pass's low κ excludes nothing
-        status = ("counts" if counts else "excluded") if gates else ("reaches" if counts else "below")
-        shown = fmt_kappa(value) if value is not None else "undefined"
-        out.append(f'<text class="kappa-value" x="{width - mr + 14}" y="{_f(cy + 4)}">{_e(shown)}</text>'
-                   f'<text class="kappa-status" x="{width - mr + 82}" y="{_f(cy + 4)}" '
-                   f'fill="{GOOD if counts else BAD}">{status}</text>')
+        cy = frame.top + r * frame.row + frame.row / 2
+        out.append(f'<text class="cat" x="{frame.left - 8}" y="{_f(cy + 4)}" text-anchor="end">'
+                   f"{_e(did)}</text>")
+        out.append(_kappa_aggregate(frame, did, k, cy, gates))
+        out += _kappa_pairs(frame, did, k, cy, pairs)
+        out.append(_kappa_status(frame, k, cy, gates))
     if threshold is not None:
-        tx = x(threshold)
-        out.append(f'<line class="threshold" x1="{_f(tx)}" x2="{_f(tx)}" y1="{mt - 14}" '
-                   f'y2="{mt + rows * row}" '
-                   f'stroke="{BAD}" stroke-width="1.6" stroke-dasharray="6 4"/>'
-                   f'<text class="threshold-label" x="{_f(tx)}" y="{mt - 18}" text-anchor="middle" '
-                   f'fill="{BAD}">threshold {_e(fmt_kappa(threshold))}</text>')
+        out.append(_threshold_line(frame, threshold))
     out.append("</svg>")
     return "\n".join(out)
