@@ -21,10 +21,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from aoven_git.agreement import kappa_gate, pairwise_kappa
 from aoven_git.coverage import unreachable_rules
 from aoven_git.model import CellKey, Plan
 from aoven_git.plan import parse_plan
-from aoven_git.verdict import evaluate, exact_pairwise_kappa, kappa_gate
+from aoven_git.verdict_rules import evaluate
 from tests.conftest import DEFAULT_PLAN
 
 DEFAULT = YAML(typ="safe").load(DEFAULT_PLAN.read_text("utf-8"))
@@ -50,8 +51,9 @@ def _best_verdict(plan: Plan, constant: bool) -> str:
     counted = []
     for d in dims:
         ratings = {k: int(v) for k, v in values.items() if k.dimension == d}
-        pairs = exact_pairwise_kappa({"r1": ratings, "r2": ratings}, categories=plan.scale.values,
-                                     weights=plan.rules.kappa.weights)
+        found = pairwise_kappa({"r1": ratings, "r2": ratings}, categories=plan.scale.values,
+                               weights=plan.rules.kappa.weights)
+        pairs = {pair: agreement.exact for pair, agreement in found.items()}
         gate = kappa_gate(pairs, threshold=plan.rules.kappa.threshold, aggregate=plan.rules.kappa.aggregate,
                           undefined=plan.rules.kappa.undefined)
         if gate.counts:
