@@ -27,7 +27,8 @@ from aoven_git.history import History, Node
 from aoven_git.model import Plan, SheetId
 from aoven_git.seals import SealFile, parse_seal, sha256
 
-RoleKind = Literal["score", "seal", "reconciliation", "stray", "candidate", "unknown", "plan", "signers"]
+RoleKind = Literal["score", "seal", "reconciliation", "stray", "candidate", "unknown", "plan", "signers",
+                   "blind-item", "blind-key", "blind-key-seal"]
 Event = Literal["add", "modify", "delete"]
 
 #: a file under the study dir that is not a known kind is read (up to this size) to see whether it
@@ -55,7 +56,7 @@ class Plaintext:
     pass_id: str
     round_id: str
     amendment: str | None = None
-    kind: Literal["score", "stray", "reconciliation"] = "score"
+    kind: Literal["score", "stray", "reconciliation", "key"] = "score"
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,8 @@ def role_of(plan: Plan, plan_path: str, signers: str | None, responses: object, 
     if signers and path == signers:
         return Role("signers")
     c = naming.classify(plan, path)
+    if c.kind in ("blind-item", "blind-key", "blind-key-seal"):
+        return Role("unknown", None, c.problem) if c.problem else Role(c.kind, c.sheet)
     if c.kind == "score" and c.sheet is None:
         return Role("stray", naming.stray_owner(plan, PurePosixPath(path).name), c.problem)
     if c.kind in ("score", "seal", "reconciliation", "stray"):
@@ -304,13 +307,23 @@ def find_plaintext(plan: Plan, roles: dict[str, Role], hist: History,
                     continue
             if role.kind in ("stray", "candidate"):
                 strays.append(Stray(i, path, sheet if isinstance(sheet, SheetId) else None))
-            if role.kind == "reconciliation" and role.sheet is not None:
-                plaintext.append(Plaintext(i, path, None, role.sheet.pass_id, role.sheet.round_id,
-                                           kind="reconciliation"))
-            elif role.kind in ("score", "stray", "candidate") and isinstance(sheet, SheetId):
-                kind = "score" if role.kind == "score" else "stray"
-                plaintext.append(Plaintext(i, path, sheet.rater, sheet.pass_id, sheet.round_id, kind=kind))
+            plaintext += _plaintext_of(plan, i, path, role, sheet)
     return plaintext, strays
+
+
+def _plaintext_of(plan: Plan, node: int, path: str, role: Role,
+                  sheet: SheetId | bool | None) -> list[Plaintext]:
+    """What an add or change of `path` makes readable: a rater's scores, or everyone's (a
+    reconciliation; a blind pass's key, which reveals the condition of every item of the pass)."""
+    if role.kind == "reconciliation" and role.sheet is not None:
+        s = role.sheet
+        return [Plaintext(node, path, None, s.pass_id, s.round_id, s.amendment, kind="reconciliation")]
+    if role.kind == "blind-key" and role.sheet is not None:
+        return [Plaintext(node, path, None, role.sheet.pass_id, r.id, kind="key") for r in plan.rounds]
+    if role.kind in ("score", "stray", "candidate") and isinstance(sheet, SheetId):
+        kind: Literal["score", "stray"] = "score" if role.kind == "score" else "stray"
+        return [Plaintext(node, path, sheet.rater, sheet.pass_id, sheet.round_id, sheet.amendment, kind=kind)]
+    return []
 
 
 def minimal(points: Iterable[int], hist: History) -> list[int]:
@@ -340,7 +353,7 @@ def want_blob(plan: Plan, plan_path: str, plan_limit: int) -> object:
 
     def want(path: str) -> int:
         role = role_of(plan, plan_path, signers, responses, path)
-        if role is None or role.kind == "reconciliation":
+        if role is None or role.kind in ("reconciliation", "blind-item"):
             return 0
         return plan_limit if role.kind == "plan" else CANDIDATE_BYTES
 

@@ -429,6 +429,7 @@ class Seal:
     commit: str
     kind: Literal["digest", "content"]
     path: str  # the seal file (digest) or the score file (content)
+    amendment: str | None = None
 
 
 @dataclass(frozen=True)

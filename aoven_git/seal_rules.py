@@ -39,7 +39,7 @@ the ordering rules, which are reported at the seal they concern.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from aoven_git import ledger as ledger_mod
@@ -118,13 +118,11 @@ def corrupt_seal(led: Ledger) -> Iterator[Found]:
                 if isinstance(parsed, tuple):
                     yield _v(led, i, "corrupt-seal", rec.id.rater, f"{sp}:{parsed[0]}: {parsed[1]}", sp)
                     continue
-                got = (parsed.rater, parsed.pass_id, parsed.round_id)
-                want = (rec.id.rater, rec.id.pass_id, rec.id.round_id)
                 names = {naming.score_path(led.plan, rec.id).rsplit("/", 1)[1],
                          *(p.rsplit("/", 1)[1] for p in rec.score_paths)}
-                if got != want:
-                    yield _v(led, i, "corrupt-seal", rec.id.rater, f"{sp}: names {'/'.join(got)} but its "
-                             f"file name is the seal of {'/'.join(want)}", sp)
+                if parsed.sheet != rec.id:
+                    yield _v(led, i, "corrupt-seal", rec.id.rater, f"{sp}: names {parsed.sheet} but its "
+                             f"file name is the seal of {rec.id}", sp)
                 elif parsed.filename not in names:
                     yield _v(led, i, "corrupt-seal", rec.id.rater, f"{sp}:1: digest is for "
                              f"{parsed.filename!r}, expected one of {sorted(names)}", sp)
@@ -379,6 +377,94 @@ def plan_changed_after_seal(led: Ledger) -> Iterator[Found]:
         failing |= 1 << i
 
 
+def _key_problems(led: Ledger, node: int, key: str, seal: str) -> Iterator[tuple[str, str]]:
+    from aoven_git.seals import parse_key_seal
+
+    sealed = led.blob(node, seal)
+    if sealed is None:
+        yield "digest-mismatch", f"{key} is committed without its digest {seal} in the same history"
+        return
+    parsed = parse_key_seal(sealed)
+    if len(parsed) == 2 and isinstance(parsed[0], int):
+        yield "corrupt-seal", f"{seal}:{parsed[0]}: {parsed[1]}"
+        return
+    data = led.blob(node, key)
+    got = sha256(data) if data is not None else "(unreadable)"
+    if got != parsed[0]:
+        yield "digest-mismatch", (f"{key}: SHA-256 {got[:12]}… differs from the digest sealed in {seal} "
+                                  f"({str(parsed[0])[:12]}…): the key was edited after blinding")
+
+
+def blind_key(led: Ledger) -> Iterator[Found]:
+    """A blind pass's key must be the bytes its digest sealed, and the digest never changes."""
+    from aoven_git import naming
+
+    for path, role in led.roles.items():
+        if role.kind == "blind-key-seal":
+            first = next(led.origins(path, "add"), None)
+            for i in led.origins(path, "modify", "delete"):
+                if first is not None and led.before(first, i):
+                    what = "deleted" if led.events[i][path] == "delete" else "modified"
+                    yield _v(led, i, f"{what}-after-seal", None,
+                             f"the blind key digest {path} was {what}", path)
+        if role.kind != "blind-key" or role.sheet is None:
+            continue
+        seal = naming.blind_key_seal_path(led.plan, role.sheet.pass_id)
+        for i in led.origins(path, "add", "modify"):
+            for code, message in _key_problems(led, i, path, seal):
+                yield _v(led, i, code, None, message, path)
+
+
+def _plan_raw(led: Ledger, node: int) -> dict[str, Any] | None:
+    from aoven_git.yamlio import YamlError, load_yaml
+
+    entry = led.nodes[node].state.get(led.plan_path)
+    data = led.hist.blobs.get(entry.blob) if entry else None
+    try:
+        raw = load_yaml(data.decode("utf-8"))[0] if data is not None else None
+    except (UnicodeDecodeError, YamlError):
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def _amendment_entry(raw: dict[str, Any] | None, amendment: str) -> Any:
+    items = (raw or {}).get("amendments") or []
+    return next((a for a in items if isinstance(a, dict) and a.get("id") == amendment), None)
+
+
+def _amendment_points(led: Ledger) -> dict[str, list[int]]:
+    """Seal points of every amendment's sheets, by the amendment id their folder names (even one
+    the plan no longer lists)."""
+    out: dict[str, list[int]] = {}
+    prefix = f"{led.plan.study_dir}/amendments/"
+    for i, ev in enumerate(led.events):
+        for path, what in ev.items():
+            if what == "add" and path.startswith(prefix) and "/" in path[len(prefix):]:
+                amendment = path[len(prefix):].split("/", 1)[0]
+                out.setdefault(amendment, []).append(i)
+    return {a: ledger_mod.minimal(points, led.hist) for a, points in out.items()}
+
+
+def amendment_changed_after_seal(led: Ledger) -> Iterator[Found]:
+    """Amendments may be appended after the first seal, but an entry is frozen once any of its
+    files is committed: its scope is what the raters re-scored."""
+    for amendment, points in sorted(_amendment_points(led).items()):
+        frozen = _amendment_entry(_plan_raw(led, points[0]), amendment)
+        failing = 0
+        for i, n in enumerate(led.nodes):
+            if not any(led.at_or_before(p, i) for p in points):
+                continue
+            now = _amendment_entry(_plan_raw(led, i), amendment)
+            if now == frozen:
+                continue
+            if not any(failing >> q & 1 for q in n.parents):
+                what = "removed" if now is None else "edited"
+                yield _v(led, i, "plan-changed-after-seal", None,
+                         f"amendment {amendment} was {what} after its first files were committed "
+                         f"({led.short(points[0])}); append a new amendment instead", led.plan_path)
+            failing |= 1 << i
+
+
 #: every rule of verify-seal, by the code(s) it reports: a reader finds a code's rule here
 RULES: dict[str, Callable[[Ledger], Iterable[Found]]] = {
     "symlink": symlink,
@@ -393,6 +479,8 @@ RULES: dict[str, Callable[[Ledger], Iterable[Found]]] = {
     "modified-after-seal / deleted-after-seal / digest-mismatch": changed_after_seal,
     "unauthorized-author": unauthorized_author,
     "plan-changed-after-seal": plan_changed_after_seal,
+    "plan-changed-after-seal (amendments)": amendment_changed_after_seal,
+    "digest-mismatch / corrupt-seal (blind key)": blind_key,
 }
 
 
@@ -407,10 +495,13 @@ def unsealed_readers(led: Ledger, node: int) -> list[tuple[Plaintext, list[str]]
     out = []
     for pt in (p for p in led.plaintext if p.node == node and p.kind != "stray"):
         missing = []
+        scope = led.plan.amendment(pt.amendment) if pt.amendment else None
         for r in led.plan.required_raters:
             if r.id == pt.rater:
                 continue
             for p in led.plan.passes:
+                if scope is not None and p.id not in scope.passes:
+                    continue
                 sid = SheetId(r.id, p.id, pt.round_id, pt.amendment)
                 rec = led.sheets.get(sid)
                 if overlap(led.plan, p.id, pt.pass_id) and not (
@@ -432,8 +523,9 @@ class SheetSeal:
 
     def as_dict(self) -> dict[str, Any]:
         s = self.seal
-        return {"rater": s.rater, "pass": s.pass_id, "round": s.round_id, "commit": s.commit,
-                "kind": s.kind, "path": s.path, "revealed": self.revealed}
+        out = {"rater": s.rater, "pass": s.pass_id, "round": s.round_id, "commit": s.commit,
+               "kind": s.kind, "path": s.path, "revealed": self.revealed}
+        return {**out, "amendment": s.amendment} if s.amendment else out
 
 
 @dataclass
@@ -484,10 +576,15 @@ class SealReport:
             "seals": [s.as_dict() for s in self.seals],
             "violations": [v.as_dict() for v in self.violations],
             "excluded_raters": [{"rater": r, "codes": c} for r, c in self.excluded.items()],
-            "pending": [{"rater": p.rater, "pass": p.pass_id, "round": p.round_id} for p in self.pending],
+            "pending": [_sheet_dict(p) for p in self.pending],
             "forced_reveals": self.forced_reveals,
             "timeline": self.timeline,
         }
+
+
+def _sheet_dict(sheet: SheetId) -> dict[str, str]:
+    out = {"rater": sheet.rater, "pass": sheet.pass_id, "round": sheet.round_id}
+    return {**out, "amendment": sheet.amendment} if sheet.amendment else out
 
 
 def _reveals(led: Ledger, rec: SheetRecord) -> list[int]:
@@ -525,7 +622,8 @@ def _seals_and_timeline(led: Ledger, report: SealReport) -> None:
         for p in rec.points:
             report.to_sign.append((led.nodes[p].sha, sid.rater))
             timeline.append((p, _event(led, p, f"{rec.kinds[p]}-seal", sid)))
-        seal = Seal(sid.rater, sid.pass_id, sid.round_id, led.nodes[rec.primary].sha, rec.kind, rec.path)  # type: ignore[arg-type]
+        seal = Seal(sid.rater, sid.pass_id, sid.round_id, led.nodes[rec.primary].sha, rec.kind,  # type: ignore[arg-type]
+                    rec.path, sid.amendment)
         report.seals.append(SheetSeal(seal, led.nodes[reveals[0]].sha if reveals else None))
     for pt in led.plaintext:
         if pt.kind == "reconciliation":
@@ -536,11 +634,16 @@ def _seals_and_timeline(led: Ledger, report: SealReport) -> None:
 
 
 def _pending(led: Ledger) -> list[SheetId]:
+    """Required raters' sheets with no seal: every pass of every round in play, and every sheet of
+    an amendment someone has started (an amendment nobody touched is nobody's debt)."""
     rounds = {led.plan.main_round.id, *(s.round_id for s in led.sheets),
               *(pt.round_id for pt in led.plaintext)}
-    return [SheetId(r.id, p.id, rnd.id) for rnd in led.plan.rounds if rnd.id in rounds
-            for p in led.plan.passes for r in led.plan.required_raters
-            if SheetId(r.id, p.id, rnd.id) not in led.sheets]
+    started = {s.amendment for s in led.sheets if s.amendment}
+    scopes: list[tuple[str | None, tuple[str, ...]]] = [(None, tuple(p.id for p in led.plan.passes))]
+    scopes += [(a.id, a.passes) for a in led.plan.amendments if a.id in started]
+    return [SheetId(r.id, p, rnd.id, a) for a, passes in scopes for rnd in led.plan.rounds
+            if rnd.id in rounds for p in passes for r in led.plan.required_raters
+            if SheetId(r.id, p, rnd.id, a) not in led.sheets]
 
 
 def findings(led: Ledger) -> list[Found]:
@@ -579,7 +682,8 @@ def judge(head_plan: Plan, hist: History, plan_path: str) -> tuple[Ledger, list[
             extra.append(_v(led, first, "plan-changed-after-seal", None, "the plan committed with the first "
                             f"seal cannot be read: {exc.message}", plan_path))
         if frozen is not None and frozen.raw != head_plan.raw:
-            led = ledger_mod.build(frozen, plan_path, hist)
+            # judged by the plan of the first seal; amendments appended since then count too
+            led = ledger_mod.build(replace(frozen, amendments=head_plan.amendments), plan_path, hist)
     led.head_plan = head_plan
     return led, extra
 

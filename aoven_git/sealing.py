@@ -165,22 +165,38 @@ class Target:
 
 
 def target(plan: Plan, rater: str | None, pass_id: str | None, round_id: str | None,
-           file: str | None = None) -> Target:
-    """Which sheet the user means, from --rater/--pass/--round or a score file path."""
+           file: str | None = None, amendment: str | None = None) -> Target:
+    """Which sheet the user means, from --rater/--pass/--round[/--amendment] or a score file path."""
     if file is not None:
-        return _target_of_file(plan, rater, file)
+        tgt = _target_of_file(plan, rater, file)
+        if amendment is not None and tgt.sheet.amendment != amendment:
+            raise UsageError(f"{file} is not a file of amendment {amendment} "
+                             f"({naming.sheet_dir(plan, amendment)}/)")
+        return tgt
     if not rater:
         raise UsageError("say which rater: --rater ID (or give the score file)")
     if plan.rater(rater) is None:
         raise UsageError(f"unknown rater {rater!r} (plan raters: {', '.join(r.id for r in plan.raters)})")
-    p = pass_id or plan.primary_pass.id
-    if plan.pass_(p) is None:
-        raise UsageError(f"unknown pass {p!r} (plan passes: {', '.join(x.id for x in plan.passes)})")
+    passes = _passes_of(plan, amendment)
+    p = pass_id or (plan.primary_pass.id if plan.primary_pass.id in passes else passes[0])
+    if p not in passes:
+        scope = f"amendment {amendment} re-scores" if amendment else "plan"
+        raise UsageError(f"unknown pass {p!r} ({scope} passes: {', '.join(passes)})")
     r = round_id or plan.main_round.id
     if plan.round_(r) is None:
         raise UsageError(f"unknown round {r!r} (plan rounds: {', '.join(x.id for x in plan.rounds)})")
-    sheet = SheetId(rater, p, r)
+    sheet = SheetId(rater, p, r, amendment)
     return Target(sheet, naming.score_path(plan, sheet), naming.seal_path(plan, sheet))
+
+
+def _passes_of(plan: Plan, amendment: str | None) -> tuple[str, ...]:
+    if amendment is None:
+        return tuple(p.id for p in plan.passes)
+    a = plan.amendment(amendment)
+    if a is None:
+        known = ", ".join(x.id for x in plan.amendments) or "none yet: append one to `amendments:`"
+        raise UsageError(f"unknown amendment {amendment!r} (plan amendments: {known})")
+    return a.passes
 
 
 def _target_of_file(plan: Plan, rater: str | None, file: str) -> Target:
@@ -230,7 +246,7 @@ def readable_before_seal(plan: Plan, sheet: SheetId, head_paths: list[str]) -> l
         if c.kind == "reconciliation" and c.sheet is not None:
             other = SheetId("", c.sheet.pass_id, c.sheet.round_id)
         if other is not None and other.rater != sheet.rater and other.round_id == sheet.round_id \
-                and overlap(plan, other.pass_id, sheet.pass_id):
+                and other.amendment == sheet.amendment and overlap(plan, other.pass_id, sheet.pass_id):
             out.append(path)
     return out
 
@@ -261,7 +277,8 @@ def _refuse_unready(root: Path, plan: Plan, tgt: Target, plan_path: str) -> None
     if plan_path not in head_paths:
         raise FindingsError(f"the plan ({plan_path}) is not committed: commit the plan and the responses "
                             "before anyone seals (the first seal freezes the plan)")
-    problems = readiness_problems(plan, tgt.sheet, set(head_paths))
+    # an amendment re-scores after the reveals: the plan was frozen long before
+    problems = [] if tgt.sheet.amendment else readiness_problems(plan, tgt.sheet, set(head_paths))
     if problems:
         raise FindingsError("the plan is not ready to be frozen by a first seal (nothing was changed):\n  "
                             + "\n  ".join(problems))
@@ -373,9 +390,9 @@ def _missing_seals(plan: Plan, sheet: SheetId, head_paths: set[str]) -> tuple[st
     for r in plan.required_raters:
         if r.id == sheet.rater:
             continue
-        for p in plan.passes:
-            other = SheetId(r.id, p.id, sheet.round_id)
-            if overlap(plan, p.id, sheet.pass_id) and naming.seal_path(plan, other) not in head_paths \
+        for p in _passes_of(plan, sheet.amendment):
+            other = SheetId(r.id, p, sheet.round_id, sheet.amendment)
+            if overlap(plan, p, sheet.pass_id) and naming.seal_path(plan, other) not in head_paths \
                     and naming.score_path(plan, other) not in head_paths:
                 out.append(r.id)
                 break
