@@ -342,6 +342,9 @@ def plan_view(led: Ledger, node: int, frozen_keys: tuple[str, ...]) -> View:
 
 
 def _view_changes(old: View, new: View) -> list[str]:
+    """Each change as `path: old → new` (plan_diff), so the message says what to put back."""
+    from aoven_git.plan_diff import plan_differences
+
     if new[0] != "ok":
         return [str(new[1] or "the plan file was deleted")]
     if old[0] != "ok":
@@ -351,7 +354,8 @@ def _view_changes(old: View, new: View) -> list[str]:
     unlocked = [str(k) for k in old_keys.get("locked") or [] if k not in (new_keys.get("locked") or [])]
     if unlocked:
         out.append(f"removed from `locked`: {', '.join(unlocked)}")
-    out += [f"`{k}` changed" for k in old_keys if k != "locked" and old_keys.get(k) != new_keys.get(k)]
+    keys = [k for k in old_keys if k != "locked"]
+    out += [str(d) for d in plan_differences(old_keys, new_keys, keys)]
     if old_signers != new_signers:
         out.append("the allowed-signers file changed")
     return out
@@ -373,7 +377,9 @@ def plan_changed_after_seal(led: Ledger) -> Iterator[Found]:
         if not any(failing >> q & 1 for q in n.parents):
             yield _v(led, i, "plan-changed-after-seal", None,
                      f"the plan changed after scoring began (first seal {led.short(first)}): "
-                     f"{'; '.join(changes)}", led.plan_path)
+                     f"{'; '.join(changes)}. Restore the plan of the first seal (`git show "
+                     f"{led.short(first)}:{led.plan_path}`); only comments, new amendments and keys "
+                     "not listed in `locked` may change", led.plan_path)
         failing |= 1 << i
 
 

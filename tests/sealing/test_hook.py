@@ -114,7 +114,8 @@ def test_locked_plan_frozen_after_first_seal(hooked: Study) -> None:
     s.digest_seal("cto")
     s.write("aoven.yaml", PLAN)
     proc = commit(s, "lead", "after a seal", "aoven.yaml")
-    assert proc.returncode == 1 and "`markers` changed" in proc.stderr
+    assert proc.returncode == 1 and "markers: [FACT] → [FACT, HYP] (added HYP)" in proc.stderr
+    assert "git show" in proc.stderr  # how to restore it
     s.write("aoven.yaml", "# comment only\n" + PLAN.replace("markers: [FACT, HYP]", "markers: [FACT]"))
     proc = commit(s, "lead", "comment", "aoven.yaml")
     assert proc.returncode == 0, proc.stderr

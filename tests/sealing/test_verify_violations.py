@@ -228,7 +228,7 @@ def test_locked_plan_key_changed_after_first_seal(study: Study) -> None:
     assert res.code == 1
     assert codes(data) == [("plan-changed-after-seal", None)]
     v = data["violations"][0]
-    assert v["commit"] == change and "`scale`" in v["message"]
+    assert v["commit"] == change and "scale.max: 3 → 4" in v["message"]
 
 
 def test_plan_change_on_a_branch_merged_after_a_seal(study: Study) -> None:
@@ -242,7 +242,7 @@ def test_plan_change_on_a_branch_merged_after_a_seal(study: Study) -> None:
     _, data = study.verify()
     assert codes(data) == [("plan-changed-after-seal", None)]
     assert data["violations"][0]["commit"] == merge
-    assert "`markers`" in data["violations"][0]["message"]
+    assert "markers: [FACT, HYP] → [FACT] (removed HYP)" in data["violations"][0]["message"]
 
 
 def test_unlocking_a_key_after_seal(study: Study) -> None:
