@@ -26,14 +26,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
 from aoven_git import __version__
+from aoven_git.attribution import CellConsensus, cell_consensus
 from aoven_git.errors import UsageError
 from aoven_git.model import CellKey, Pass, Plan, Reconciliation, ScoreSheet
-from aoven_git.readiness import Readiness, readiness
+from aoven_git.plan_diff import deviations
+from aoven_git.readiness import Readiness, excluded_raters, readiness
+from aoven_git.reconciliation import without_raters
 from aoven_git.verdict import (
     CellResolution,
     Verdict,
@@ -217,33 +220,39 @@ def pending_blockers(plan: Plan, passes: Mapping[str, PassData]) -> list[str]:
 
 
 def resolve(
-    plan: Plan, passes: Mapping[str, PassData], reconciliations: Sequence[Reconciliation], round_id: str
+    plan: Plan, passes: Mapping[str, PassData], consensus: Mapping[str, Mapping[CellKey, CellConsensus]]
 ) -> dict[str, CellResolution]:
-    """Every pass's cells after consensus (docs/statistics.md, "Cells after consensus")."""
+    """Every pass's cells after consensus (docs/statistics.md, "Cells after consensus"): a
+    unanimous attributed consensus settles a cell, a contested one keeps the values proposed open."""
     out = {}
     for p in plan.passes:
-        consensus, alternatives = _consensus(reconciliations, p.id, round_id)
+        settled: dict[CellKey, int | str] = {}
+        options: dict[CellKey, list[int]] = {}
+        for key, c in consensus.get(p.id, {}).items():
+            if c.state == "unanimous" and c.value is not None:
+                settled[key] = c.value
+            elif c.state == "contested":
+                settled[key], options[key] = "contested", list(c.options)
         out[p.id] = resolve_cells(
-            passes[p.id].scores, consensus, flag_spread=plan.rules.flag_spread,
-            unflagged=plan.rules.unflagged, alternatives=alternatives,
+            passes[p.id].scores, settled, flag_spread=plan.rules.flag_spread,
+            unflagged=plan.rules.unflagged, alternatives=options,
         )
     return out
 
 
-def _consensus(
-    reconciliations: Sequence[Reconciliation], pass_id: str, round_id: str
-) -> tuple[dict[CellKey, int | str], dict[CellKey, list[int]]]:
-    consensus: dict[CellKey, int | str] = {}
-    alternatives: dict[CellKey, list[int]] = {}
-    for rec in reconciliations:
-        if rec.pass_id != pass_id or rec.round_id != round_id:
-            continue
-        for key, value in rec.consensus().items():
-            consensus.setdefault(key, value)
-        for row in rec.rows:
-            if isinstance(row.consensus, int) and not isinstance(row.consensus, bool):
-                alternatives.setdefault(row.key, []).append(row.consensus)
-    return consensus, alternatives
+def pass_consensus(plan: Plan, passes: Mapping[str, PassData], reconciliations: Sequence[Reconciliation],
+                   round_id: str) -> dict[str, dict[CellKey, CellConsensus]]:
+    """Per pass, each reconciled cell's consensus state from its raters' own (attributed) rows."""
+    out: dict[str, dict[CellKey, CellConsensus]] = {}
+    for p in plan.passes:
+        raters_of: dict[CellKey, list[str]] = {}
+        for rater, cells in passes[p.id].scores.items():
+            for key in cells:
+                raters_of.setdefault(key, []).append(rater)
+        rows = [row for rec in reconciliations if (rec.pass_id, rec.round_id, rec.amendment) ==
+                (p.id, round_id, None) for row in rec.rows]
+        out[p.id] = cell_consensus(rows, raters_of)
+    return out
 
 
 # --------------------------------------------------------------------------- analyse
@@ -277,13 +286,22 @@ def analyse(
     seed: int = 20260426,
     previous_verdicts: Mapping[str, str] | None = None,
     interval_method: str | None = None,
+    source: Mapping[str, Any] | None = None,
+    blockers: Sequence[str] = (),
 ) -> ReportData:
     """Analyse one round. ``seals`` is verify-seal's ``as_dict()`` (``None`` outside git),
     ``validation`` validate's ``as_dict()``; ``previous_verdicts`` maps earlier rounds to their
     verdicts — any not given is computed here from ``sheets`` (without bootstrap intervals).
     ``interval_method`` is ``"BCa"`` or ``"percentile"`` (default: agreement.DEFAULT_CI_METHOD).
+    ``source`` says which revision the files come from (report_inputs.py); ``blockers`` are
+    NOT-READY reasons found while gathering them (uncommitted study files).
     """
     round_id, method = _checked(plan, round_id, bootstrap, interval_method)
+    excluded = excluded_raters(seals)
+    sheets = [s for s in sheets if s.sheet.rater not in excluded]
+    checked = attribution_note(seals, source) is None
+    reconciliations = [attributed(without_raters(r, excluded), seals if checked else None)
+                       for r in reconciliations]
     known = dict(previous_verdicts or {})
     round_ids = [r.id for r in plan.rounds]
     for earlier in round_ids[: round_ids.index(round_id)]:  # a re-test needs the rounds before it
@@ -297,8 +315,9 @@ def analyse(
     kappas = pass_agreement(plan, passes, bootstrap=bootstrap, seed=seed, method=method)
     ready = readiness(round_id=round_id, used=_verdict_passes(plan), seals=seals, validation=validation,
                       sheets=sheets, reconciliations=reconciliations,
-                      problems=[*problems, *pending_blockers(plan, passes)])
-    resolutions = resolve(plan, passes, reconciliations, round_id)
+                      problems=[*blockers, *problems, *pending_blockers(plan, passes)])
+    consensus = pass_consensus(plan, passes, reconciliations, round_id)
+    resolutions = resolve(plan, passes, consensus)
     primary, stripped = plan.primary_pass, blinding_pass(plan)
     verdict = decide(
         plan,
@@ -310,7 +329,9 @@ def analyse(
         blockers=ready.blockers,
         previous_verdicts=known,
     )
-    parts = _Parts(plan, round_id, passes, kappas, ready, resolutions, verdict, bootstrap, seed, method)
+    parts = _Parts(plan, round_id, passes, kappas, ready, resolutions, verdict, bootstrap, seed, method,
+                   dict(source or {}), excluded, consensus, attribution_note(seals, source),
+                   [dict(u) for u in (seals or {}).get("unattributed_rows", []) or []])
     return ReportData(verdict, document(parts))
 
 
@@ -331,6 +352,11 @@ class _Parts:
     bootstrap: int
     seed: int
     method: str
+    source: dict[str, Any] = field(default_factory=dict)
+    excluded: Mapping[str, list[str]] = field(default_factory=dict)
+    consensus: Mapping[str, Mapping[CellKey, CellConsensus]] = field(default_factory=dict)
+    attribution: str | None = None  # why rows were not attributed from history, or None when they were
+    unattributed: list[dict[str, Any]] = field(default_factory=list)
 
 
 def document(parts: _Parts) -> dict[str, Any]:
@@ -377,7 +403,62 @@ def document(parts: _Parts) -> dict[str, Any]:
         "validation": parts.ready.validation,
         "retest": _retest(parts),
         "generated_by": f"aoven-git {__version__}",
+        "source": parts.source or None,
+        "excluded_raters": _excluded(parts),
+        "deviations": [d.as_dict() for d in deviations(plan)],
+        "reconciliation": _reconciliation(parts),
     }
+
+
+def attribution_note(seals: Mapping[str, Any] | None, source: Mapping[str, Any] | None) -> str | None:
+    """None when reconciliation rows were attributed from history, else why they were not."""
+    if seals is None:
+        return "not a git repository: who wrote each reconciliation row was not checked"
+    if (source or {}).get("work_tree"):
+        return "computed from uncommitted files: who wrote each reconciliation row was not checked"
+    if seals.get("status") == "unverifiable":
+        return "the history could not be verified: who wrote each reconciliation row was not checked"
+    if "reconciliation_rows" not in seals:
+        return "verify-seal did not say who wrote each reconciliation row"
+    return None
+
+
+def attributed(rec: Reconciliation, seals: Mapping[str, Any] | None) -> Reconciliation:
+    """`rec` with each row marked from verify-seal's blame of the same revision (rows it did not
+    see — a file it did not read — count as unattributed)."""
+    if seals is None:
+        return rec
+    found = {(r.get("path"), r.get("line")): r for r in seals.get("reconciliation_rows", []) or []}
+    rows = []
+    for row in rec.rows:
+        seen = found.get((rec.path, row.line))
+        ok = bool(seen and seen.get("attributed") and seen.get("rater") == row.rater)
+        rows.append(replace(row, attributed=ok, author=seen.get("author") if seen else None))
+    return replace(rec, rows=tuple(rows))
+
+
+def _reconciliation(parts: _Parts) -> dict[str, Any]:
+    """Per reconciled cell: each rater's proposal and quote, and whether the consensus is unanimous,
+    contested or missing; the rows that were ignored because someone else wrote them."""
+    cells = []
+    for pass_id, by_cell in parts.consensus.items():
+        for key, c in sorted(by_cell.items()):
+            cells.append({
+                "cell": str(key), "pass": pass_id, "state": c.state, "value": c.value,
+                "proposals": [{"rater": r.rater, "consensus": r.consensus, "justification": r.justification,
+                               "line": r.line, "author": r.author} for r in c.proposals],
+                "missing": list(c.missing),
+            })
+    return {"attribution": "not-checked" if parts.attribution else "checked", "note": parts.attribution,
+            "cells": cells, "unattributed": parts.unattributed}
+
+
+def _excluded(parts: _Parts) -> list[dict[str, Any]]:
+    """Optional raters left out because of their seal violations, with the violations."""
+    violations = (parts.ready.seals or {}).get("violations") or []
+    return [{"rater": r, "codes": codes,
+             "messages": [v.get("message") for v in violations if v.get("rater") == r]}
+            for r, codes in parts.excluded.items()]
 
 
 def _rule(r: RuleResult) -> dict[str, Any]:

@@ -273,13 +273,24 @@ def blame_commits(root: str | Path, commit: str, path: str) -> list[str]:
     """The commit that last wrote each line of `path` at `commit` (one `git blame --porcelain`),
     as a list indexed by line - 1. Author identities are taken from the history model, never from
     blame's own (mailmap-aware) author fields."""
-    proc = run_git(["blame", "--porcelain", "--no-progress", commit, "--", f":(literal){path}"], root)
+    # -M: a row moved within the file (a sorted table) keeps its author; an edited line does not
+    proc = run_git(["blame", "--porcelain", "--no-progress", "-M", commit, "--", path], root)
     out: dict[int, str] = {}
     for line in proc.stdout.split(b"\n"):
         parts = line.split(b" ")
         if len(parts) >= 3 and len(parts[0]) in (40, 64) and parts[1].isdigit() and parts[2].isdigit():
             out[int(parts[2])] = parts[0].decode()
     return [out[i] for i in sorted(out)]
+
+
+def commit_emails(root: str | Path, shas: list[str]) -> dict[str, str]:
+    """The author e-mail (`%ae`: never the mailmap's) of many commits, with ONE `git log --no-walk`."""
+    unique = list(dict.fromkeys(shas))
+    if not unique:
+        return {}
+    proc = run_git(["log", "--no-walk=unsorted", "-z", "--format=%H%x00%ae", *unique], root)
+    fields = proc.stdout.decode("utf-8", "replace").split("\0")
+    return {fields[i].strip(): fields[i + 1] for i in range(0, len(fields) - 1, 2)}
 
 
 # ----------------------------------------------------------------- index, trees and commits
@@ -333,21 +344,24 @@ def head_blobs(root: str | Path, paths: list[str], rev: str = "HEAD") -> dict[st
     return {p: obj[1] for p in paths if (obj := found.get(f"{rev}:{p}")) is not None and obj[0] == "blob"}
 
 
-def tree_files(root: str | Path, commit: str, directory: str, *, limit: int) -> dict[str, bytes]:
-    """Every regular file under `directory` at `commit`, read through GitPython's persistent object
-    reader (one `cat-file` process for all of them); at most `limit + 1` bytes of each, enough for a
-    parser to say "too large" without holding a huge blob."""
+def tree_files(root: str | Path, commit: str, directory: str, *,
+               limit: int) -> tuple[dict[str, bytes], set[str]]:
+    """Every file under `directory` at `commit` (a symbolic link as its target text), and which
+    are links, read through GitPython's persistent object reader (one `cat-file` process for all
+    of them); at most `limit + 1` bytes of each, enough for a parser to say "too large" without
+    holding a huge blob."""
     repo = open_repo(root)
     if repo is None:
-        return {}
+        return {}, set()
     try:
         tree = repo.commit(commit).tree
         try:
             sub = tree / directory
         except KeyError:
-            return {}
-        return {item.path: item.data_stream.read(limit + 1)
-                for item in sub.traverse() if item.type == "blob" and item.mode != 0o120000}
+            return {}, set()
+        blobs = [item for item in sub.traverse() if item.type == "blob"]
+        files = {item.path: item.data_stream.read(limit + 1) for item in blobs}
+        return files, {item.path for item in blobs if item.mode == 0o120000}
     finally:
         repo.close()
 

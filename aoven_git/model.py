@@ -394,11 +394,19 @@ class ScoreSheet:
 
 @dataclass(frozen=True)
 class ReconciliationRow:
+    """One rater's own statement about a cell: their justification and the value THEY accept
+    (`consensus`: an integer, `contested`, or None when the row states none). `attributed` is set
+    from history: True when the line was last written by a commit of that rater, False when by
+    someone else (the row is then ignored), None when it was not checked (docs/design.md,
+    "Attributed consensus")."""
+
     key: CellKey
     rater: str
     justification: str
     consensus: int | Literal["contested"] | None
     line: int
+    attributed: bool | None = None
+    author: str | None = None  # the e-mail of the commit that last wrote the line
 
 
 @dataclass(frozen=True)
@@ -408,14 +416,7 @@ class Reconciliation:
     round_id: str
     rows: tuple[ReconciliationRow, ...]
     findings: tuple[Finding, ...] = ()
-
-    def consensus(self) -> dict[CellKey, int | Literal["contested"]]:
-        """The consensus of each cell; the first row that states one wins (later rows may repeat it)."""
-        out: dict[CellKey, int | Literal["contested"]] = {}
-        for row in self.rows:
-            if row.consensus is not None and row.key not in out:
-                out[row.key] = row.consensus
-        return out
+    amendment: str | None = None  # the reconciliation of an amendment's re-scores
 
 
 # --------------------------------------------------------------------------- seals

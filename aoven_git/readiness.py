@@ -53,15 +53,17 @@ def _seals(
         {k: v.get(k) for k in ("code", "rater", "commit", "message")}
         for v in seals.get("violations", []) or []
     ]
+    excluded = excluded_raters(seals)
     status = seals.get("status") or (
         "violated" if violations else "complete" if seals.get("ok") else "pending"
     )
     if status == "unverifiable":
         message = str(seals.get("message") or "verify-seal could not run")
         return _seals_doc(False, status, message), [f"the seals could not be verified: {message}"]
+    # an optional rater's violation excludes that rater's sheets instead of blocking the verdict
     blockers = [
         f"seal violation {v['code']}" + (f" by {v['rater']}" if v.get("rater") else "") + f": {v['message']}"
-        for v in violations
+        for v in violations if v.get("rater") not in excluded
     ]
     if status == "violated" and not violations:
         blockers.append("verify-seal reports violated seals")
@@ -75,7 +77,19 @@ def _seals(
         "violated": f"{len(violations)} seal violation(s)",
     }.get(status, str(status))
     doc = _seals_doc(True, status, message, violations, list(seals.get("forced_reveals", []) or []))
+    doc["excluded_raters"] = [{"rater": r, "codes": c} for r, c in excluded.items()]
+    doc["timeline"] = [dict(e) for e in seals.get("timeline", []) or [] if isinstance(e, Mapping)]
+    doc["seals"] = [dict(s) for s in seals.get("seals", []) or [] if isinstance(s, Mapping)]
     return doc, blockers
+
+
+def excluded_raters(seals: Mapping[str, Any] | None) -> dict[str, list[str]]:
+    """Optional raters verify-seal excludes, with the codes of their violations."""
+    out: dict[str, list[str]] = {}
+    for e in (seals or {}).get("excluded_raters", []) or []:
+        if isinstance(e, Mapping) and isinstance(e.get("rater"), str):
+            out[e["rater"]] = [str(c) for c in e.get("codes", []) or []]
+    return out
 
 
 def _seals_doc(

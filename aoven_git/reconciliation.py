@@ -29,7 +29,7 @@ unknown-cell                   error    unknown question/condition/dimension, or
 unknown-rater                  error    a rater id that is not in the plan (or an empty one)
 consensus-invalid              error    consensus neither an integer nor `contested`
 consensus-off-scale            error    an integer consensus outside the plan's scale
-consensus-conflict             error    a cell given two different consensus values (the later row)
+consensus-conflict             error    one rater accepts two different values for a cell (the later row)
 duplicate-row                  warning  the same cell and rater twice (both rows are checked)
 no-scores                      warning  no score file of this pass and round: nothing to check against
 scores-incomplete              warning  a score file of the pass and round has errors
@@ -37,7 +37,7 @@ rater-without-scores           warning  a row for a rater who has no score for t
 missing-justification          error    flagged cell: a rater who scored it has no row (at the
                                         cell's last row; at the table header when the cell has
                                         none) or an empty one (at that row)
-missing-consensus              error    flagged cell with no consensus (integer or `contested`)
+missing-consensus              error    flagged cell: a rater's row states no value they accept
 consensus-without-disagreement error    a consensus for a cell on which every rater agrees
 no-quote                       error    flagged cell: a justification with no quoted phrase ("…")
 quote-not-found                flagged  a quoted phrase is in no response of the pass and round
@@ -52,8 +52,8 @@ Rows with a malformed or unknown cell or an unknown rater are reported and left 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from aoven_git import mdtables
@@ -185,7 +185,7 @@ class _Rows:
         self.raters = {r.id for r in plan.raters}
         self.rows: list[ReconciliationRow] = []
         self.seen: dict[tuple[CellKey, str], int] = {}
-        self.first_consensus: dict[CellKey, tuple[int | str, int]] = {}
+        self.first_consensus: dict[tuple[CellKey, str], tuple[int | str, int]] = {}
 
     def cell_key(self, text: str, line: int) -> CellKey | None:
         key = CellKey.parse(text)
@@ -229,20 +229,23 @@ class _Rows:
         return False
 
     def repeats(self, key: CellKey, rater: str, consensus: int | str | None, line: int) -> None:
+        """A rater speaks once per cell: a second row is a duplicate, and one stating another value
+        than their first is a conflict (raters differing from each other is `contested`, not an
+        error: each row is its rater's own statement)."""
         if (key, rater) in self.seen:
             self.found.warn(
                 line, "duplicate-row", f"{key} already has a row for {rater} on line {self.seen[key, rater]}"
             )
         else:
             self.seen[key, rater] = line
-        earlier = self.first_consensus.get(key) if consensus is not None else None
+        earlier = self.first_consensus.get((key, rater)) if consensus is not None else None
         if consensus is not None and earlier is None:
-            self.first_consensus[key] = (consensus, line)
+            self.first_consensus[key, rater] = (consensus, line)
         elif earlier is not None and earlier[0] != consensus:
             self.found.error(
                 line,
                 "consensus-conflict",
-                f"{key}: consensus {consensus} conflicts with {earlier[0]} on line {earlier[1]}",
+                f"{key}: {rater} accepts {consensus} here but {earlier[0]} on line {earlier[1]}",
             )
 
     def read(self, table: ReconTable, line: int, cells: list[str]) -> None:
@@ -293,7 +296,15 @@ def parse_reconciliation(
         for line, cells in md.rows:
             rows.read(table, line, cells)
     table_line = tables[0][0].header_line if tables else None
-    return ParsedReconciliation(path, pass_id, round_id, tuple(rows.rows), found.sorted(), table_line)
+    return ParsedReconciliation(path, pass_id, round_id, tuple(rows.rows), found.sorted(),
+                                amendment=ident.sheet.amendment, table_line=table_line)
+
+
+def without_raters(rec: Reconciliation, raters: Collection[str]) -> Reconciliation:
+    """`rec` without the rows of `raters` (optional raters excluded for seal violations)."""
+    if not raters:
+        return rec
+    return replace(rec, rows=tuple(r for r in rec.rows if r.rater not in raters))
 
 
 # --------------------------------------------------------------------------- checks
@@ -405,17 +416,18 @@ def _justifications(ck: _Check, d: Disagreement, rows: list[ReconciliationRow]) 
 
 
 def _flagged(ck: _Check) -> None:
+    """Each rater of a flagged cell justifies their score and states the value THEY accept."""
     for key, d in ck.flagged.items():
         rows = ck.rows_by_cell.get(key, [])
         _justifications(ck, d, rows)
-        if not any(r.consensus is not None for r in rows):
-            scores = ", ".join(f"{r} {v}" for r, v in d.scores.items())
-            ck.found.error(
-                rows[0].line if rows else ck.table_line,
-                "missing-consensus",
-                f"{key} is flagged ({scores}): give a consensus (an integer "
-                f"{ck.plan.scale.min}–{ck.plan.scale.max} or `contested`)",
-            )
+        for row in rows:
+            if row.rater in d.scores and row.consensus is None and row.justification:
+                ck.found.error(
+                    row.line,
+                    "missing-consensus",
+                    f"{key} is flagged: the row of {row.rater} states no consensus (the value {row.rater} "
+                    f"accepts, an integer {ck.plan.scale.min}–{ck.plan.scale.max}, or `contested`)",
+                )
 
 
 def _quotes(ck: _Check, texts: ResponseTexts) -> None:

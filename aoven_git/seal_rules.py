@@ -548,6 +548,9 @@ class SealReport:
     plan: Plan | None = None  # the plan the history was judged by (as of the first seal)
     signers_blob: bytes | None = None  # the allowed-signers file as of the first seal
     first_seal: str | None = None  # the commit whose plan the history is judged by
+    reconciliation_paths: list[str] = field(default_factory=list)  # every one history has seen
+    rows: list[dict[str, Any]] = field(default_factory=list)  # reconciliation rows and their authors
+    unattributed: list[dict[str, Any]] = field(default_factory=list)  # rows not their rater's own
 
     @property
     def blocking(self) -> list[Violation]:
@@ -585,6 +588,8 @@ class SealReport:
             "pending": [_sheet_dict(p) for p in self.pending],
             "forced_reveals": self.forced_reveals,
             "timeline": self.timeline,
+            "reconciliation_rows": self.rows,
+            "unattributed_rows": self.unattributed,
         }
 
 
@@ -702,6 +707,7 @@ def check(head_plan: Plan, hist: History, plan_path: str) -> SealReport:
     report.violations = [v for _, v in sorted([*extra, *findings(led)], key=lambda t: t[0])]
     _seals_and_timeline(led, report)
     report.pending = _pending(led)
+    report.reconciliation_paths = sorted(p for p, r in led.roles.items() if r.kind == "reconciliation")
     signers = led.plan.security.allowed_signers
     if led.first_seals:
         report.first_seal = led.nodes[led.first_seals[0]].sha

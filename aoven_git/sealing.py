@@ -118,7 +118,46 @@ def verify(root: Path, plan_path: str, rev: str = "HEAD") -> SealReport:
             raise PlanError(f"security.allowed_signers: {signers} is not committed at {commit[:10]}; "
                             "commit the allowed-signers file with the plan", path=plan_path)
         _check_signatures(root, judged, report)
+    attribute_rows(root, commit, judged, report)
     return report
+
+
+def attribute_rows(root: Path, commit: str, plan: Plan, report: SealReport) -> None:
+    """Who wrote each reconciliation row at `commit`: one `git blame` per file, one `git log` for
+    the authors (and one for signatures when the plan requires them). Fills `report.rows` and
+    `report.unattributed` (docs/design.md, "Attributed consensus")."""
+    from aoven_git.attribution import Author, attribute
+    from aoven_git.reconciliation import parse_reconciliation
+
+    specs = {p: f"{commit}:{p}" for p in report.reconciliation_paths}
+    found = gitio.cat_file(root, list(specs.values())) if specs else {}
+    files = {p: obj[1] for p, s in specs.items() if (obj := found.get(s)) is not None and obj[0] == "blob"}
+    lines = {p: gitio.blame_commits(root, commit, p) for p in files}
+    shas = sorted({sha for per in lines.values() for sha in per})
+    emails = gitio.commit_emails(root, shas)
+    signed = _row_signatures(root, plan, report, shas)
+    report.git_calls += 2 + len(files) + (1 if signed is not None else 0) if files else 0
+    for path, data in sorted(files.items()):
+        authors = {n: Author(sha, emails.get(sha, ""), *(signed.get(sha, ("N", "")) if signed is not None
+                                                         else (None, "")))
+                   for n, sha in enumerate(lines[path], start=1)}
+        rec, unattributed = attribute(plan, parse_reconciliation(plan, path, data), authors)
+        report.unattributed += unattributed
+        report.rows += [{"path": path, "line": r.line, "cell": str(r.key), "rater": r.rater,
+                         "attributed": r.attributed, "author": r.author} for r in rec.rows]
+
+
+def _row_signatures(root: Path, plan: Plan, report: SealReport,
+                    shas: list[str]) -> dict[str, tuple[str, str]] | None:
+    if not plan.security.require_signed or not shas:
+        return None
+    if report.signers_blob is None:
+        return {}
+    path = gitio.write_temp(report.signers_blob, "aoven-signers-")
+    try:
+        return gitio.signatures(root, shas, path)
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def _check_signatures(root: Path, plan: Plan, report: SealReport) -> None:

@@ -446,4 +446,5 @@ def reconciliation_identity(plan: Plan, sf: StudyFile, found: Findings) -> Ident
     else:  # not named like a reconciliation file (an explicit path): the front matter decides
         pass_id, round_id = ids.get("pass", pass_id), ids.get("round", round_id)
     known = plan.pass_(pass_id) is not None and plan.round_(round_id) is not None
-    return Identity(SheetId("", pass_id, round_id), known, None, sf.plan_version)
+    amendment = sf.named.amendment if sf.named else None
+    return Identity(SheetId("", pass_id, round_id, amendment), known, None, sf.plan_version)

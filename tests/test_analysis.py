@@ -80,6 +80,10 @@ CONTRACT_KEYS = {
     # added later: a consumer of the first keys never breaks
     "caveats",
     "rater_roster",
+    "source",
+    "excluded_raters",
+    "deviations",
+    "reconciliation",
 }
 COMPLETE = {"ok": True, "status": "complete", "seals": [], "violations": []}
 
@@ -289,10 +293,11 @@ def test_low_kappa_dimension_excluded_and_load_rule_not_evaluable(plan):
         if k.dimension == "D8":
             ub["logician"][k] = 3 - ub["cto"][k]
     # reversing creates flagged cells (spread up to 3): settle them by reconciliation
-    rows = tuple(
-        ReconciliationRow(k, "cto", '"x"', ub["cto"][k], 1)
+    rows = tuple(  # each rater's own row, both accepting cto's score
+        ReconciliationRow(k, rater, '"x"', ub["cto"][k], 1)
         for k in ub["cto"]
         if k.dimension == "D8" and abs(ub["cto"][k] - ub["logician"][k]) > 1
+        for rater in ("cto", "logician")
     )
     rec = Reconciliation("tests/phase2/reconciliation.md", "unblinded", "main", rows)
     doc = study(plan, unblinded=ub, reconciliations=[rec])
@@ -315,10 +320,11 @@ def test_flagged_and_contested_cells_in_the_document(plan):
     assert any("Q1/B/D1, Q2/A/D2" in s for s in doc["not_ready"])
     assert doc["improvement"] is None and doc["means"] == {"A": None, "B": None}
     assert all(r["outcome"] == "not-evaluable" and r["value"] is None for r in doc["rules"])
-    rows = (
+    rows = (  # each rater's own row: Q1/B/D1 contested by cto, both accept 2 for Q2/A/D2
         ReconciliationRow(CellKey("Q1", "B", "D1"), "cto", '"a"', "contested", 3),
-        ReconciliationRow(CellKey("Q1", "B", "D1"), "logician", '"b"', None, 4),
+        ReconciliationRow(CellKey("Q1", "B", "D1"), "logician", '"b"', 3, 4),
         ReconciliationRow(CellKey("Q2", "A", "D2"), "cto", '"c"', 2, 5),
+        ReconciliationRow(CellKey("Q2", "A", "D2"), "logician", '"d"', 2, 6),
     )
     rec = Reconciliation("tests/phase2/reconciliation.md", "unblinded", "main", rows)
     doc = study(plan, unblinded=ub, reconciliations=[rec])

@@ -52,7 +52,13 @@ def test_demo_keep_builds_an_honest_history_and_reports_pass(tmp_path: Path) -> 
     assert set(authors) == {*RATERS.values(), "lead@example.org"}
     for rater, email in RATERS.items():
         touched = git(keep, "log", f"--author={email}", "--name-only", "--format=").split()
-        assert touched and all(Path(p).name.startswith(f"scores_{rater}") for p in touched), touched
+        own = [p for p in touched if Path(p).name != "reconciliation.md"]
+        assert own and all(Path(p).name.startswith(f"scores_{rater}") for p in own), touched
+    # every reconciliation row is its rater's own: verify-seal attributes each from history
+    rows = {(r["cell"], r["rater"]): r for r in json.loads(
+        run_cli("verify-seal", "--format", "json", cwd=keep).out)["reconciliation_rows"]}
+    assert len(rows) == 6
+    assert all(r["attributed"] and r["author"] == RATERS[r["rater"]] for r in rows.values())
 
     seals = run_cli("verify-seal", "--format", "json", cwd=keep)
     assert seals.code == 0, seals.output
@@ -62,6 +68,10 @@ def test_demo_keep_builds_an_honest_history_and_reports_pass(tmp_path: Path) -> 
         (r, p, "digest") for r in RATERS for p in ("unblinded", "blinded"))
     report = json.loads((keep / "aoven-report.json").read_text(encoding="utf-8"))
     assert report["verdict"] == "PASS" and report["improvement_exact"] == "139/346"
+    states = {(c["cell"], c["state"], c["value"]) for c in report["reconciliation"]["cells"]}
+    assert states == {("Q6/A/D3", "unanimous", 2), ("Q3/B/D5", "unanimous", 1)}
+    assert report["reconciliation"]["attribution"] == "checked"
+    assert report["reconciliation"]["unattributed"] == []
 
 
 def test_demo_tamper_is_caught(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from aoven_git.attribution import cell_consensus
 from aoven_git.model import Cell, CellKey, Finding, ScoreSheet, SheetId
 from aoven_git.plan import load_plan
 from aoven_git.reconciliation import check_reconciliation, parse_reconciliation
@@ -78,9 +79,13 @@ def test_bundled_reconciliation_passes() -> None:
         ("Q6/A/D3", "cto"),
         ("Q6/A/D3", "logician"),
         ("Q6/A/D3", "redteam"),
+        ("Q3/B/D5", "cto"),
         ("Q3/B/D5", "logician"),
+        ("Q3/B/D5", "redteam"),
     ]
-    assert rec.consensus() == {CellKey("Q6", "A", "D3"): 2, CellKey("Q3", "B", "D5"): 1}
+    every = {k: ("cto", "logician", "redteam") for k in (CellKey("Q6", "A", "D3"), CellKey("Q3", "B", "D5"))}
+    states = {str(k): (c.state, c.value) for k, c in cell_consensus(rec.rows, every).items()}
+    assert states == {"Q6/A/D3": ("unanimous", 2), "Q3/B/D5": ("unanimous", 1)}
     assert check_reconciliation(PLAN, rec, SHEETS, RESPONSES) == []
 
 
@@ -206,21 +211,40 @@ def test_consensus_invalid_and_off_scale() -> None:
     assert ("consensus-off-scale", 6, "error") in found
 
 
-def test_contested_is_a_consensus() -> None:
-    text = (
-        HEADER
-        + CTO.replace("| 2 |", "| contested |")
-        + LOG.replace("| 2 |", "|  |")
-        + RED.replace("| 2 |", "|  |")
-    )
-    rec = parse_reconciliation(PLAN, REC, text.encode())
-    assert rec.consensus() == {CellKey("Q6", "A", "D3"): "contested"}
-    assert findings(text) == []
+def test_raters_who_differ_or_say_contested_make_the_cell_contested() -> None:
+    """Each row is its rater's own statement: differing values are no error, the cell is contested
+    and its verdict ranges over the values proposed."""
+    key, raters = CellKey("Q6", "A", "D3"), {CellKey("Q6", "A", "D3"): ("cto", "logician", "redteam")}
+    for text, options in (
+        (HEADER + CTO.replace("| 2 |", "| contested |") + LOG + RED, (2,)),
+        (HEADER + CTO + LOG.replace("| 2 |", "| 3 |") + RED, (2, 3)),
+    ):
+        rec = parse_reconciliation(PLAN, REC, text.encode())
+        assert findings(text) == []
+        c = cell_consensus(rec.rows, raters)[key]
+        assert (c.state, c.value, c.options) == ("contested", None, options)
 
 
-def test_consensus_conflict_points_at_the_later_row() -> None:
-    found = codes(HEADER + CTO + LOG.replace("| 2 |", "| 3 |") + RED)
-    assert ("consensus-conflict", 4, "error") in found
+def test_a_rater_missing_leaves_the_cell_without_consensus() -> None:
+    rec = parse_reconciliation(PLAN, REC, (HEADER + CTO + LOG).encode())
+    key = CellKey("Q6", "A", "D3")
+    c = cell_consensus(rec.rows, {key: ("cto", "logician", "redteam")})[key]
+    assert (c.state, c.missing) == ("missing", ("redteam",))
+
+
+def test_unattributed_rows_do_not_count() -> None:
+    from dataclasses import replace
+
+    rec = parse_reconciliation(PLAN, REC, GOOD.encode())
+    rows = [replace(r, attributed=r.rater != "logician") for r in rec.rows]
+    key = CellKey("Q6", "A", "D3")
+    c = cell_consensus(rows, {key: ("cto", "logician", "redteam")})[key]
+    assert (c.state, c.missing) == ("missing", ("logician",))
+
+
+def test_consensus_conflict_is_one_rater_stating_two_values() -> None:
+    found = codes(HEADER + CTO + LOG + RED + CTO.replace("| 2 |", "| 3 |"))
+    assert ("consensus-conflict", 6, "error") in found and ("duplicate-row", 6, "warning") in found
 
 
 def test_duplicate_row_is_a_warning() -> None:
@@ -267,7 +291,6 @@ def test_flagged_cell_without_any_row_points_at_the_table() -> None:
         )
         for r in ("cto", "logician", "redteam")
     ]
-    assert ("missing-consensus", 3, "error") in codes(text)
 
 
 def test_missing_consensus() -> None:
@@ -432,11 +455,11 @@ def test_validate_checks_the_reconciliation_file(study: Path) -> None:
     files = {f["path"]: f for f in json.loads(r.out)["files"]}
     rec = files[REC]
     assert rec["kind"] == "reconciliation" and rec["errors"] == [] and rec["warnings"] == []
-    bad = (
-        (study / REC).read_text("utf-8").replace("| 2 |\n| Q6/A/D3 | logician", "| 3 |\n| Q6/A/D3 | logician")
-    )
+    text = (study / REC).read_text("utf-8")
+    again = next(s for s in text.splitlines() if s.startswith("| Q6/A/D3 | cto")).replace("| 2 |", "| 3 |")
+    bad = text + again + "\n"  # cto states a second, different value
     (study / REC).write_text(bad, "utf-8")
-    line = next(n for n, s in enumerate(bad.splitlines(), 1) if "| Q6/A/D3 | logician" in s)
+    line = len(bad.splitlines())
     r = run_cli("validate", "--format", "json", cwd=study)
     assert r.code == 1
     rec = {f["path"]: f for f in json.loads(r.out)["files"]}[REC]

@@ -173,14 +173,31 @@ def replay_study(root: Path, *, tamper: bool) -> Replay:
             seal_as(replay, sheet)
         for sheet in sheets:
             reveal_as(replay, sheet)
-    recon = sorted(EXAMPLE.glob("reconciliation*.md"))
-    for path in recon:
-        shutil.copy(path, root / plan.study_dir / path.name)
-    if recon:
-        rel = [f"{plan.study_dir}/{p.name}" for p in recon]
-        commit = commit_files(root, rel, "Reconciliation of flagged cells", LEAD)
-        replay.log("raters record justifications and consensus (reconciliation)", commit)
+    for rater in plan.raters:
+        reconcile_as(replay, rater.id)
     return replay
+
+
+def reconcile_as(replay: Replay, rater: str) -> None:
+    """The rater appends their own rows of the example's reconciliation files and commits them
+    themselves: a row counts only when its rater wrote it (docs/design.md, "Attributed consensus")."""
+    plan, root = replay.plan, replay.root
+    changed = []
+    for source in sorted(EXAMPLE.glob("reconciliation*.md")):
+        lines = source.read_text("utf-8").splitlines(keepends=True)
+        delimiter = next(i for i, line in enumerate(lines) if line.startswith("|--") or line.startswith("|:-"))
+        mine = [line for line in lines[delimiter + 1 :] if line.split("|")[2:3] == [f" {rater} "]]
+        target = root / plan.study_dir / source.name
+        if not mine:
+            continue
+        head = target.read_text("utf-8") if target.exists() else "".join(lines[: delimiter + 1])
+        target.write_text(head + "".join(mine), "utf-8")
+        changed.append(f"{plan.study_dir}/{source.name}")
+    if changed:
+        commit = commit_files(root, changed, f"Reconciliation: {rater}'s own rows",
+                              rater_identity(plan, rater))
+        replay.log(f"{rater} commits their own reconciliation rows (justification, the value they accept)",
+                   commit)
 
 
 def kappa_table(document: dict[str, object]) -> list[str]:

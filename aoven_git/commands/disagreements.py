@@ -4,10 +4,13 @@ Lists every cell of one pass and round on which the raters who have a score file
 rater's score and the spread) and marks the flagged ones (spread > `rules.flag_spread`): those
 need a quoted justification from every rater and a consensus in the reconciliation file (§4.4).
 
-`--write` creates the reconciliation file, or extends its (last) reconciliation table, with one
-row per flagged cell and scoring rater that has no row yet; justification and consensus are left
-empty for the raters. Rows already there are never touched and every other byte is preserved, so
-running it again changes nothing. With no flagged cell nothing is created.
+`--write --rater R` creates the reconciliation file, or extends its (last) reconciliation table,
+with one row per flagged cell R scored that has no row of R's yet; justification and consensus
+are left empty for R to fill in. Every row is its rater's own statement, attributed from history
+(docs/design.md, "Attributed consensus"), so each rater writes and commits only their own rows;
+without --rater the rater is the one whose e-mail is the git identity. Rows already there are
+never touched and every other byte is preserved, so running it again changes nothing. With no
+flagged cell nothing is created.
 
 Exit codes: 0 listed (and written); 1 a score file of the pass/round is invalid (the listing
 would rest on wrong scores, so nothing is listed or written) or the reconciliation file cannot be
@@ -73,9 +76,11 @@ def _template(plan: Plan, pass_id: str, round_id: str, rows: list[str], nl: str)
         "",
         f"# Reconciliation — {pass_id} pass, {round_id} round",
         "",
-        "For every flagged cell, each rater who scored it justifies their score with a quoted phrase",
-        '("…") copied from the response, and the raters agree a consensus: a whole number '
-        f"{plan.scale.min}–{plan.scale.max} or `contested`.",
+        "For every flagged cell, each rater who scored it writes their own row: a justification with a",
+        'quoted phrase ("…") copied from the response, and the value they accept (Consensus): a whole',
+        f"number {plan.scale.min}–{plan.scale.max} or `contested`. Commit your own rows yourself: a row last "
+        "written by anyone",
+        "else is ignored. A cell has a consensus when every rater who scored it accepts the same value.",
         "",
         header,
         "|" + "---|" * len(COLUMNS),
@@ -127,7 +132,24 @@ def extend(
     return (before + nl.join(rows) + nl + after).encode("utf-8"), len(rows)
 
 
-def _write(study: Study, plan: Plan, pass_id: str, round_id: str, ds: list[Disagreement]) -> tuple[str, int]:
+def writing_rater(study: Study, plan: Plan, rater: str | None) -> str:
+    """The rater whose rows `--write` adds: --rater, else the one whose e-mail is the git identity."""
+    from aoven_git import gitio
+
+    if rater is not None:
+        if plan.rater(rater) is None:
+            raise UsageError(f"unknown rater {rater!r} (plan raters: {', '.join(r.id for r in plan.raters)})")
+        return rater
+    me = (gitio.user_email(study.root) or "").lower() if study.in_git else ""
+    mine = [r.id for r in plan.raters if me and me in {e.lower() for e in r.emails}]
+    if len(mine) != 1:
+        raise UsageError("say whose rows to write: --write --rater ID (each rater writes and commits their "
+                         f"own rows; your git e-mail <{me or 'unset'}> is not one rater's)")
+    return mine[0]
+
+
+def _write(study: Study, plan: Plan, pass_id: str, round_id: str, ds: list[Disagreement],
+           rater: str) -> tuple[str, int]:
     from aoven_git.naming import reconciliation_path
 
     rel = reconciliation_path(plan, pass_id, round_id)
@@ -143,7 +165,7 @@ def _write(study: Study, plan: Plan, pass_id: str, round_id: str, ds: list[Disag
             raise FindingsError(f"{rel}: cannot read: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
             raise FindingsError(f"{rel}: not valid UTF-8; refusing to edit it") from None
-    wanted = [(str(d.key), rater) for d in ds if d.flagged for rater in d.scores]
+    wanted = [(str(d.key), rater) for d in ds if d.flagged and rater in d.scores]
     new, added = extend(plan, rel, data, wanted, pass_id, round_id)
     if new is not None:
         try:
@@ -161,10 +183,13 @@ def _write(study: Study, plan: Plan, pass_id: str, round_id: str, ds: list[Disag
 @click.option(
     "--write",
     is_flag=True,
-    help="Create or extend the reconciliation file with a row per flagged cell and rater.",
+    help="Create or extend the reconciliation file with the rater's row for each flagged cell.",
 )
+@click.option("--rater", default=None,
+              help="With --write: whose rows to add (default: the rater whose e-mail is your git identity).")
 @format_option("text", "json")
-def command(study: Study, pass_id: str | None, round_id: str | None, write: bool, fmt: str) -> int:
+def command(study: Study, pass_id: str | None, round_id: str | None, write: bool, rater: str | None,
+            fmt: str) -> int:
     """List the cells where raters differ and mark the flagged ones (spread > rules.flag_spread)."""
     plan = study.plan
     p = plan.pass_(pass_id) if pass_id else plan.primary_pass
@@ -182,7 +207,7 @@ def command(study: Study, pass_id: str | None, round_id: str | None, write: bool
     written: str | None = None
     added = 0
     if write:
-        written, added = _write(study, plan, p.id, rnd.id, ds)
+        written, added = _write(study, plan, p.id, rnd.id, ds, writing_rater(study, plan, rater))
     flagged = [d for d in ds if d.flagged]
     if fmt == "json":
         doc = {
@@ -217,9 +242,9 @@ def command(study: Study, pass_id: str | None, round_id: str | None, write: bool
             click.echo("no flagged cells: nothing written")
         elif added:
             click.echo(
-                f"wrote {added} row(s) to {written}: fill in each justification (with a quote) "
-                "and the consensus"
+                f"wrote {added} row(s) to {written}: fill in each justification (with a quote) and the value "
+                "you accept, then commit them yourself"
             )
         else:
-            click.echo(f"{written} already has a row for every flagged cell and rater: unchanged")
+            click.echo(f"{written} already has your row for every flagged cell: unchanged")
     return 0

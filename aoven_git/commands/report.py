@@ -14,8 +14,7 @@ from typing import Any
 import click
 
 from aoven_git.commands._common import Study, study_options
-from aoven_git.errors import AovenError, UsageError
-from aoven_git.model import Plan
+from aoven_git.errors import UsageError
 
 #: --fail-on level → verdicts that make the command exit 1 (each level includes the ones before)
 FAIL_ON = {
@@ -25,80 +24,36 @@ FAIL_ON = {
 }
 
 
-def gather_sources(
-    study: Study, plan: Plan, rev: str | None
-) -> tuple[dict[str, bytes], set[str], dict[str, str] | None]:
-    """Score/reconciliation files, symlinks, and (for --rev) the response texts of that commit."""
-    from aoven_git import validation
-    from aoven_git.scorefile import MAX_BYTES
-
-    if rev is None:
-        files, links = validation.work_tree_sources(study.root, plan)
-        return files, links, None
-    from aoven_git import gitio
-
-    commit = gitio.resolve_commit(study.root, rev)
-    if commit is None:
-        raise UsageError(f"unknown revision {rev!r}")
-    tree = gitio.tree_files(study.root, commit, plan.study_dir, limit=MAX_BYTES)
-    from aoven_git.naming import classify
-
-    files = {p: data for p, data in tree.items() if classify(plan, p).kind in validation.STUDY_KINDS}
-    responses = {p: data.decode("utf-8", "replace") for p, data in tree.items() if p.endswith(".md")}
-    return files, set(), responses
-
-
-def seal_status(study: Study, rev: str | None) -> dict[str, Any] | None:
-    """verify-seal's document, or None outside git. A history that cannot be verified (shallow
-    clone, plan not committed…) is status "unverifiable": it keeps the verdict NOT-READY with the
-    reason, and accuses nobody (a shallow clone is not a violation by any rater)."""
-    if not study.in_git:
-        return None
-    from aoven_git.sealing import verify
-
-    def unverifiable(message: str) -> dict[str, Any]:
-        return {"ok": False, "status": "unverifiable", "message": message, "violations": [], "seals": []}
-
-    plan_rel = study.relpath(study.plan_file)
-    try:
-        result = verify(study.root, plan_rel, rev or "HEAD").as_dict()
-    except AovenError as exc:
-        return unverifiable(str(exc))
-    shallow = [v for v in result.get("violations", []) if v.get("code") == "shallow-history"]
-    if shallow:
-        return unverifiable(str(shallow[0].get("message") or "the clone is shallow"))
-    return result
-
-
 def build_report(
-    study: Study, *, rev: str | None, round_id: str | None, bootstrap: int, seed: int
+    study: Study, *, rev: str | None, round_id: str | None, bootstrap: int, seed: int,
+    work_tree: bool = False,
 ) -> dict[str, Any]:
     from aoven_git.analysis import analyse
+    from aoven_git.naming import classify
     from aoven_git.reconciliation import parse_reconciliation
+    from aoven_git.report_inputs import gather, seal_status
     from aoven_git.validation import validate_sources
 
-    plan = study.plan
-    files, links, responses = gather_sources(study, plan, rev)
-    checked = validate_sources(
-        plan, files, root=study.root if responses is None else None, symlinks=links, responses=responses
-    )
-    from aoven_git.naming import classify
-
+    inputs = gather(study, rev=rev, work_tree=work_tree)
+    plan = inputs.plan
+    checked = validate_sources(plan, inputs.files, root=inputs.root, symlinks=inputs.links,
+                               responses=inputs.responses)
     reconciliations = [
         parse_reconciliation(plan, path, data)
-        for path, data in sorted(files.items())
-        if classify(plan, path).kind == "reconciliation" and path not in links
+        for path, data in sorted(inputs.files.items())
+        if classify(plan, path).kind == "reconciliation" and path not in inputs.links
     ]
-    seals = seal_status(study, rev)
     data = analyse(
         plan,
         sheets=checked.sheets,
         reconciliations=reconciliations,
         round_id=round_id,
-        seals=seals,
+        seals=seal_status(study, inputs.commit),
         validation=checked.as_dict(),
         bootstrap=bootstrap,
         seed=seed,
+        source=inputs.source,
+        blockers=inputs.blockers,
     )
     return data.as_dict()
 
@@ -119,6 +74,26 @@ def load_report(path: str) -> dict[str, Any]:
     return document
 
 
+SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".json": "json", ".html": "html", ".htm": "html"}
+
+
+def output_formats(outputs: tuple[str, ...], fmt: str, explicit: bool) -> list[tuple[str, str]]:
+    """(path, format) of each -o. A single file takes --format when it is given, else its suffix's
+    format, else markdown; several files each take their suffix's (checked before anything is
+    computed or written)."""
+    if len(outputs) == 1:
+        found = SUFFIXES.get(Path(outputs[0]).suffix.lower())
+        return [(outputs[0], fmt if explicit or found is None else found)]
+    out = []
+    for path in outputs:
+        found = SUFFIXES.get(Path(path).suffix.lower())
+        if found is None:
+            raise UsageError(f"-o {path}: with several outputs each file's format comes from its suffix "
+                             "(.md, .json or .html)")
+        out.append((path, found))
+    return out
+
+
 def render(document: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
@@ -136,7 +111,13 @@ def render(document: dict[str, Any], fmt: str) -> str:
 @click.option(
     "--rev",
     default=None,
-    help="Report on the files and seals of this commit (default: work tree, seals of HEAD).",
+    help="Report on the committed files and seals of this commit (default: HEAD).",
+)
+@click.option(
+    "--work-tree",
+    "work_tree",
+    is_flag=True,
+    help="Preview from the uncommitted files of the work tree (the report says it is unverified).",
 )
 @click.option("--round", "round_id", default=None, help="Round to report (default: the plan's first round).")
 @click.option(
@@ -145,9 +126,11 @@ def render(document: dict[str, Any], fmt: str) -> str:
 @click.option(
     "-o",
     "--output",
+    "outputs",
     type=click.Path(dir_okay=False, writable=True),
-    default=None,
-    help="Write to this file instead of standard output.",
+    multiple=True,
+    help="Write to this file instead of standard output; repeat it to write several formats in one "
+    "run (each file's format from its suffix: .md, .json, .html).",
 )
 @click.option(
     "--fail-on",
@@ -176,31 +159,35 @@ def render(document: dict[str, Any], fmt: str) -> str:
 def command(
     study: Study,
     rev: str | None,
+    work_tree: bool,
     round_id: str | None,
     fmt: str,
-    output: str | None,
+    outputs: tuple[str, ...],
     fail_on: str | None,
     bootstrap: int,
     seed: int,
     from_json: str | None,
 ) -> int:
     """Agreement, verdict and charts for a round, as Markdown (GitHub job summary), JSON or a
-    self-contained HTML page."""
+    self-contained HTML page, computed from the committed files of the verified revision."""
+    source = click.get_current_context().get_parameter_source("fmt")
+    targets = output_formats(outputs, fmt, source == click.core.ParameterSource.COMMANDLINE)
     if from_json:
         document = load_report(from_json)
     else:
-        document = build_report(study, rev=rev, round_id=round_id, bootstrap=bootstrap, seed=seed)
-    text = render(document, fmt)
-    if output:
+        document = build_report(study, rev=rev, round_id=round_id, bootstrap=bootstrap, seed=seed,
+                                work_tree=work_tree)
+    if not targets:
+        click.echo(render(document, fmt), nl=False)
+    for path, target_fmt in targets:
         try:
-            Path(output).write_text(text, encoding="utf-8")
+            Path(path).write_text(render(document, target_fmt), encoding="utf-8")
         except OSError as exc:
-            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
-        click.echo(
-            f"{document.get('summary') or document['verdict']}  (report written to {output})", err=True
-        )
-    else:
-        click.echo(text, nl=False)
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if targets:
+        written = ", ".join(path for path, _ in targets)
+        summary = document.get("summary") or document["verdict"]
+        click.echo(f"{summary}  (report written to {written})", err=True)
     if fail_on and document["verdict"] in FAIL_ON[fail_on]:
         return 1
     return 0

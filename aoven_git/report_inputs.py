@@ -1,0 +1,135 @@
+"""What a report is computed from (docs/design.md, "The report reads what was verified").
+
+Inside git the report reads the study files of the verified revision — the committed blobs of the
+same commit verify-seal checked — never silently the work tree: a rater editing a revealed file
+without committing it must not move the verdict under a "every seal verified" line. Uncommitted
+changes to study files are listed and keep the verdict NOT-READY, unless `--work-tree` asks for a
+preview, which the report then labels as computed from uncommitted files. Every report states the
+revision, whether the work tree was clean, the tool version and when it was generated.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from aoven_git import __version__, gitio, naming
+from aoven_git.errors import AovenError, UsageError
+from aoven_git.model import Plan
+
+STUDY_FILE_KINDS = ("score", "seal", "reconciliation", "stray", "blind-item", "blind-key", "blind-key-seal")
+
+
+@dataclass
+class Inputs:
+    plan: Plan
+    files: dict[str, bytes]  # score and reconciliation files by repository path
+    links: set[str]  # which of them are symbolic links
+    responses: dict[str, str] | None  # response texts by path; None: read them from `root`
+    root: Path | None
+    source: dict[str, Any]
+    blockers: list[str] = field(default_factory=list)
+    commit: str | None = None  # the revision whose history is verified and whose blame attributes
+
+
+def generated_at() -> str:
+    """Now, in UTC; `SOURCE_DATE_EPOCH` (reproducible builds' convention) fixes it for tests."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = datetime.fromtimestamp(int(epoch), UTC) if epoch and epoch.isdigit() else datetime.now(UTC)
+    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _source(revision: str | None, *, git: bool, work_tree: bool, dirty: list[str] | None,
+            rev: str | None = None) -> dict[str, Any]:
+    return {"git": git, "revision": revision, "rev": rev, "work_tree": work_tree,
+            "clean": None if dirty is None else not dirty, "uncommitted": dirty or [],
+            "version": __version__, "generated_at": generated_at()}
+
+
+def uncommitted(root: Path, plan: Plan, plan_path: str) -> list[str]:
+    """Study files (score, seal, reconciliation, response, copies, blind corpus) and the plan that
+    differ from HEAD in the index or the work tree, or are not tracked yet."""
+    responses = naming.response_patterns(plan)
+    out = []
+    for status, path in [*gitio.status_paths(root, plan.study_dir), *gitio.status_paths(root, plan_path)]:
+        kind = naming.classify(plan, path).kind
+        if path == plan_path or kind in STUDY_FILE_KINDS or responses.match(path):
+            out.append(f"{path} ({status})")
+    return sorted(set(out))
+
+
+def _work_tree(study: Any, plan: Plan, *, git: bool) -> Inputs:
+    from aoven_git import validation
+
+    files, links = validation.work_tree_sources(study.root, plan)
+    head = gitio.head_commit(study.root) if git else None
+    dirty = uncommitted(study.root, plan, study.relpath(study.plan_file)) if git else None
+    return Inputs(plan, files, links, None, study.root, _source(head, git=git, work_tree=True, dirty=dirty),
+                  commit=head)
+
+
+def _committed(study: Any, rev: str | None) -> Inputs:
+    from aoven_git import validation
+    from aoven_git.scorefile import MAX_BYTES
+    from aoven_git.sealing import committed_plan
+
+    commit = gitio.resolve_commit(study.root, rev or "HEAD")
+    if commit is None:
+        if rev is None:
+            raise UsageError("HEAD has no commit yet: commit the plan and the study files, or preview the "
+                             "work tree with `report --work-tree`")
+        raise UsageError(f"unknown revision {rev!r}")
+    plan_path = study.relpath(study.plan_file)
+    plan = committed_plan(study.root, plan_path, commit)
+    tree, links = gitio.tree_files(study.root, commit, plan.study_dir, limit=MAX_BYTES)
+    kinds = validation.STUDY_KINDS
+    files = {p: d for p, d in tree.items() if naming.classify(plan, p).kind in kinds}
+    responses = {p: d.decode("utf-8", "replace") for p, d in tree.items() if p.endswith(".md")}
+    dirty = uncommitted(study.root, plan, plan_path) if rev is None else None
+    inputs = Inputs(plan, files, links & set(files), responses, None,
+                    _source(commit, git=True, work_tree=False, dirty=dirty, rev=rev), commit=commit)
+    if dirty:
+        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+        inputs.blockers.append(
+            f"uncommitted changes to study files ({shown}): the report is computed from the committed "
+            f"revision {commit[:10]}; commit them, or preview the work tree with `report --work-tree` "
+            "(marked unverified)")
+    return inputs
+
+
+def gather(study: Any, *, rev: str | None, work_tree: bool) -> Inputs:
+    """The files, plan and provenance of the revision a report is computed from."""
+    if work_tree and rev is not None:
+        raise UsageError("--work-tree and --rev exclude each other: --rev reads a commit, --work-tree the "
+                         "uncommitted files")
+    if not study.in_git:
+        return _work_tree(study, study.plan, git=False)
+    if work_tree:
+        return _work_tree(study, study.plan, git=True)
+    return _committed(study, rev)
+
+
+def seal_status(study: Any, commit: str | None) -> dict[str, Any] | None:
+    """verify-seal's document for `commit`, or None outside git. A history that cannot be verified
+    (shallow clone, plan not committed…) is status "unverifiable": it keeps the verdict NOT-READY
+    with the reason, and accuses nobody (a shallow clone is not a violation by any rater)."""
+    if not study.in_git:
+        return None
+    from aoven_git.sealing import verify
+
+    def unverifiable(message: str) -> dict[str, Any]:
+        return {"ok": False, "status": "unverifiable", "message": message, "violations": [], "seals": []}
+
+    if commit is None:
+        return unverifiable("the repository has no commit yet")
+    try:
+        result = verify(study.root, study.relpath(study.plan_file), commit).as_dict()
+    except AovenError as exc:
+        return unverifiable(str(exc))
+    shallow = [v for v in result.get("violations", []) if v.get("code") == "shallow-history"]
+    if shallow:
+        return unverifiable(str(shallow[0].get("message") or "the clone is shallow"))
+    return result
