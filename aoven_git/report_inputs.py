@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from aoven_git import __version__, gitio, naming
-from aoven_git.errors import AovenError, UsageError
+from aoven_git.errors import AovenError, PlanError, UsageError
 from aoven_git.model import Plan
 
 STUDY_FILE_KINDS = ("score", "seal", "reconciliation", "stray", "blind-item", "blind-key", "blind-key-seal")
@@ -83,7 +83,15 @@ def _committed(study: Any, rev: str | None) -> Inputs:
                              "work tree with `report --work-tree`")
         raise UsageError(f"unknown revision {rev!r}")
     plan_path = study.relpath(study.plan_file)
-    plan = committed_plan(study.root, plan_path, commit)
+    try:
+        plan = committed_plan(study.root, plan_path, commit)
+    except PlanError as exc:
+        if rev is not None or "not committed" not in exc.message:
+            raise
+        # nothing committed to report on yet: show the work tree, and say why it cannot count
+        inputs = _work_tree(study, study.plan, git=True)
+        inputs.blockers.append(f"{exc.message} ({plan_path})")
+        return inputs
     tree, links = gitio.tree_files(study.root, commit, plan.study_dir, limit=MAX_BYTES)
     kinds = validation.STUDY_KINDS
     files = {p: d for p, d in tree.items() if naming.classify(plan, p).kind in kinds}

@@ -37,6 +37,8 @@ def isolated_git_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
             "[advice]\n\tdetachedHead = false\n[protocol \"file\"]\n\tallow = always\n"
         )
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(cfg))
+    # reports state when they were generated; a fixed time keeps reruns (and goldens) identical
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1798761600")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
                 "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):

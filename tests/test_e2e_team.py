@@ -77,9 +77,21 @@ class Team:
         return self.lead.git("rev-parse", "HEAD")
 
     def reconcile(self) -> None:
-        shutil.copy(EXAMPLE / "reconciliation.md", self.lead.path / STUDY / "reconciliation.md")
-        # a plain `git commit`: the installed hook validates the staged reconciliation file
-        self.lead.commit("Reconciliation of flagged cells", f"{STUDY}/reconciliation.md", author=LEAD)
+        """Each rater commits their own rows (a row counts only when its rater wrote it), in their
+        clone, with a plain `git commit` the installed hook checks; the lead merges each branch."""
+        lines = (EXAMPLE / "reconciliation.md").read_text("utf-8").splitlines(keepends=True)
+        delimiter = next(i for i, line in enumerate(lines) if line.startswith("|---"))
+        for rater in RATERS:
+            repo = self.clones[rater]
+            repo.git("fetch", "-q", "origin")
+            repo.git("checkout", "-q", "-B", f"reconcile/{rater}", "origin/main")
+            target = repo.path / STUDY / "reconciliation.md"
+            head = target.read_text("utf-8") if target.exists() else "".join(lines[: delimiter + 1])
+            mine = [line for line in lines[delimiter + 1 :] if line.split("|")[2:3] == [f" {rater} "]]
+            target.write_text(head + "".join(mine), "utf-8")
+            repo.commit(f"{rater}'s reconciliation rows", f"{STUDY}/reconciliation.md", author=PEOPLE[rater])
+            repo.git("push", "-q", "origin", f"reconcile/{rater}")
+            self.merge(f"reconcile/{rater}")
 
     # -- a rater --------------------------------------------------------------------------------
     def clone(self, rater: str) -> Clone:
@@ -231,7 +243,7 @@ def test_honest_team_study_passes(tmp_path: Path, order: tuple[str, ...]) -> Non
     proc = subprocess.run(["git", "commit", "-q", "-am", "fix a score"], cwd=lead.path, capture_output=True,
                           text=True, check=False)
     assert proc.returncode != 0 and "modified-after-seal" in proc.stderr, proc.stderr
-    assert lead.git("log", "-1", "--format=%s") == "Reconciliation of flagged cells"
+    assert lead.git("log", "-1", "--format=%s") == "Merge branch 'reconcile/redteam'"
 
 
 def _premature_reveal_is_refused(team: Team, rater: str, *, missing: str) -> None:

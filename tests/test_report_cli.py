@@ -315,6 +315,13 @@ def test_contested_reports_both_extremes(example_study: Path) -> None:
         "142/349", "136/343")
 
 
+def git_rev(repo: Path, rev: str) -> str:
+    import subprocess
+
+    return subprocess.run(["git", "rev-parse", rev], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
 def test_rev_reports_committed_files_not_the_work_tree(tmp_path: Path) -> None:
     repo = tmp_path / "demo"
     res = run_cli("demo", "--keep", str(repo))  # an honest history; its last commit is the reconciliation
@@ -330,16 +337,25 @@ def test_rev_reports_committed_files_not_the_work_tree(tmp_path: Path) -> None:
     q6 = next(c for c in head["cells"] if c["cell"] == "Q6/A/D3" and c["pass"] == "unblinded")
     assert (q6["resolution"], q6["value_exact"]) == ("consensus", "2")
 
-    # the commit before the reconciliation: the flagged cell has no consensus yet
-    before = report_json(repo, "--rev", "HEAD~1")
+    # before the raters' reconciliation commits (one each): the flagged cell has no consensus yet
+    before = report_json(repo, "--rev", "HEAD~3")
     assert before["verdict"] == "NOT-READY" and before["validation"]["ok"] is True
     assert any("Q6/A/D3" in reason for reason in before["not_ready"]), before["not_ready"]
+    assert before["source"]["revision"] == git_rev(repo, "HEAD~3") and before["source"]["work_tree"] is False
 
+    # by default the committed files of HEAD, and the uncommitted edits keep it NOT-READY
     work = report_json(repo)
-    assert work["verdict"] == "NOT-READY"
-    assert work["validation"]["ok"] is False
-    assert [f["path"] for f in work["validation"]["files"] if f["errors"]] == [
+    assert work["verdict"] == "NOT-READY" and work["validation"]["ok"] is True
+    assert work["source"]["clean"] is False and work["source"]["revision"] == git_rev(repo, "HEAD")
+    assert work["source"]["uncommitted"] == [f"{STUDY}/reconciliation.md (D)",
+                                             f"{STUDY}/scores_logician_blinded.md (M)"]
+    assert any(r.startswith("uncommitted changes to study files") for r in work["not_ready"])
+    # --work-tree previews the edits, labelled as such
+    preview = report_json(repo, "--work-tree")
+    assert preview["source"]["work_tree"] is True and preview["validation"]["ok"] is False
+    assert [f["path"] for f in preview["validation"]["files"] if f["errors"]] == [
         f"{STUDY}/scores_logician_blinded.md"]
+    assert preview["reconciliation"]["attribution"] == "not-checked"
 
 
 # --- bad input -----------------------------------------------------------------------------------
