@@ -513,3 +513,67 @@ def test_a_reveal_pushed_before_a_seal_is_on_origin_is_caught(
     report = as_json(run_cli("report", "--format", "json", cwd=fresh))
     assert report["verdict"] == "NOT-READY"
     assert any("unproven-order" in r for r in report["not_ready"]), report["not_ready"]
+
+
+# --------------------------------------------------------------------------- what the hook cannot see
+
+
+def test_commits_made_without_the_hook_are_caught_by_verify_seal(tmp_path: Path) -> None:
+    """merge, cherry-pick, revert, rebase and am make commits without running pre-commit: the
+    installed hook never sees them, verify-seal does (docs/workflow.md, "What the hook cannot see")."""
+    repo = study_repo(tmp_path)
+    assert run_cli("install-hook", cwd=repo.path).code == 0
+
+    def as_rater(who: str) -> None:
+        repo.git("config", "user.name", PEOPLE[who][0])
+        repo.git("config", "user.email", PEOPLE[who][1])
+
+    for rater in ("cto", "logician"):
+        as_rater(rater)
+        for name, pass_id in zip(score_names(rater), PASSES, strict=True):
+            shutil.copy(EXAMPLE / name, repo.path / STUDY / name)
+            assert run_cli("seal", "--rater", rater, "--pass", pass_id, cwd=repo.path).code == 0
+    as_rater("cto")
+    assert run_cli("reveal", "--rater", "cto", cwd=repo.path).code == 0
+    base = repo.git("rev-parse", "HEAD")
+    score = f"{STUDY}/scores_cto.md"
+    edited = (repo.path / score).read_text().replace("| Q1 ", "| Q1  ", 1)
+
+    # control: committed directly, the change is refused by the hook
+    (repo.path / score).write_text(edited)
+    proc = commit(repo, "fix a score", score)
+    assert proc.returncode == 1 and f"{score}: modified-after-seal" in proc.stderr, proc.stderr
+    repo.git("reset", "-q", "--hard", base)
+
+    # the same change, made somewhere else without the hook
+    repo.git("checkout", "-q", "-b", "edit")
+    (repo.path / score).write_text(edited)
+    assert commit(repo, "fix a score", score, no_verify=True).returncode == 0
+    patch = tmp_path / "fix.patch"
+    patch.write_text(repo.git("format-patch", "-1", "--stdout", "edit") + "\n")
+    repo.git("checkout", "-q", "main")
+
+    def lands(*args: str) -> None:
+        repo.git("reset", "-q", "--hard", base)
+        repo.git(*args)
+        assert repo.git("rev-parse", "HEAD") != base  # a new commit, and no hook stopped it
+
+    ways = {
+        "merge": ("merge", "-q", "--no-ff", "--no-edit", "edit"),
+        "cherry-pick": ("cherry-pick", "edit"),
+        "am": ("am", "-q", str(patch)),
+        "revert": ("revert", "--no-edit", base),  # takes the revealed file out again
+    }
+    for way, args in ways.items():
+        lands(*args)
+        found = as_json(run_cli("verify-seal", "--format", "json", cwd=repo.path))
+        code = "deleted-after-seal" if way == "revert" else "modified-after-seal"
+        assert (code, "cto") in {(v["code"], v["rater"]) for v in found["violations"]}, (way, found)
+
+    repo.git("reset", "-q", "--hard", base)
+    repo.write("notes.txt", "agenda\n")
+    assert commit(repo, "notes", "notes.txt", who="lead").returncode == 0  # main moves on
+    repo.git("checkout", "-q", "edit")
+    repo.git("rebase", "-q", "main")  # replays the edit on top, again without the hook
+    found = as_json(run_cli("verify-seal", "--format", "json", cwd=repo.path))
+    assert ("modified-after-seal", "cto") in {(v["code"], v["rater"]) for v in found["violations"]}
