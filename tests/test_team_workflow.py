@@ -518,22 +518,68 @@ def test_a_reveal_pushed_before_a_seal_is_on_origin_is_caught(
 # --------------------------------------------------------------------------- what the hook cannot see
 
 
+def as_rater(repo: GitRepo, who: str) -> None:
+    repo.git("config", "user.name", PEOPLE[who][0])
+    repo.git("config", "user.email", PEOPLE[who][1])
+
+
+def sealed_by_both(repo: GitRepo) -> None:
+    """CTO and Logician seal both passes in `repo` (a single clone, for brevity)."""
+    for rater in ("cto", "logician"):
+        as_rater(repo, rater)
+        for name, pass_id in zip(score_names(rater), PASSES, strict=True):
+            shutil.copy(EXAMPLE / name, repo.path / STUDY / name)
+            assert run_cli("seal", "--rater", rater, "--pass", pass_id, cwd=repo.path).code == 0
+
+
+def violations(repo: GitRepo) -> set[tuple[str, str]]:
+    found = as_json(run_cli("verify-seal", "--format", "json", cwd=repo.path))
+    return {(v["code"], v["rater"]) for v in found["violations"]}
+
+
+def test_merge_commits_and_rebases_keep_authors_a_squash_by_someone_else_does_not(tmp_path: Path) -> None:
+    """A reveal merged three ways, as GitHub's merge button offers: a merge commit and a rebase keep
+    CTO as the author of the commit that adds the score file; a squash committed by the lead makes
+    it the lead's, which verify-seal reports as unauthorized-author."""
+    repo = study_repo(tmp_path)
+    sealed_by_both(repo)
+    as_rater(repo, "cto")
+    repo.git("checkout", "-q", "-b", "reveal/cto")
+    assert run_cli("reveal", "--rater", "cto", cwd=repo.path).code == 0
+    base = repo.git("rev-parse", "main")
+    repo.git("checkout", "-q", "main")
+    repo.write("notes.txt", "agenda\n")
+    repo.commit("notes", "notes.txt", author=LEAD)  # main moved on meanwhile
+    moved = repo.git("rev-parse", "HEAD")
+    assert moved != base
+
+    for way in ("merge", "rebase", "squash"):
+        repo.git("checkout", "-q", "-B", "main", moved)
+        if way == "merge":
+            repo.git("merge", "-q", "--no-ff", "--no-edit", "reveal/cto", author=LEAD)
+        elif way == "rebase":  # re-created on top of main: committer the lead, author kept
+            repo.git("checkout", "-q", "-B", "rebased", "reveal/cto")
+            repo.git("rebase", "-q", "main", author=LEAD)
+            repo.git("checkout", "-q", "main")
+            repo.git("merge", "-q", "--ff-only", "rebased")
+        else:
+            repo.git("merge", "-q", "--squash", "reveal/cto")
+            repo.git("commit", "-q", "--no-verify", "-m", "Reveal (#3)", author=LEAD)
+        added_by = repo.git("log", "-1", "--format=%ae", "--diff-filter=A", "--", f"{STUDY}/scores_cto.md")
+        got = violations(repo)
+        if way == "squash":
+            assert added_by == LEAD[1] and got == {("unauthorized-author", "cto")}, got
+        else:
+            assert added_by == PEOPLE["cto"][1] and got == set(), (way, got)
+
+
 def test_commits_made_without_the_hook_are_caught_by_verify_seal(tmp_path: Path) -> None:
     """merge, cherry-pick, revert, rebase and am make commits without running pre-commit: the
     installed hook never sees them, verify-seal does (docs/workflow.md, "What the hook cannot see")."""
     repo = study_repo(tmp_path)
     assert run_cli("install-hook", cwd=repo.path).code == 0
-
-    def as_rater(who: str) -> None:
-        repo.git("config", "user.name", PEOPLE[who][0])
-        repo.git("config", "user.email", PEOPLE[who][1])
-
-    for rater in ("cto", "logician"):
-        as_rater(rater)
-        for name, pass_id in zip(score_names(rater), PASSES, strict=True):
-            shutil.copy(EXAMPLE / name, repo.path / STUDY / name)
-            assert run_cli("seal", "--rater", rater, "--pass", pass_id, cwd=repo.path).code == 0
-    as_rater("cto")
+    sealed_by_both(repo)
+    as_rater(repo, "cto")
     assert run_cli("reveal", "--rater", "cto", cwd=repo.path).code == 0
     base = repo.git("rev-parse", "HEAD")
     score = f"{STUDY}/scores_cto.md"
@@ -566,14 +612,12 @@ def test_commits_made_without_the_hook_are_caught_by_verify_seal(tmp_path: Path)
     }
     for way, args in ways.items():
         lands(*args)
-        found = as_json(run_cli("verify-seal", "--format", "json", cwd=repo.path))
         code = "deleted-after-seal" if way == "revert" else "modified-after-seal"
-        assert (code, "cto") in {(v["code"], v["rater"]) for v in found["violations"]}, (way, found)
+        assert (code, "cto") in violations(repo), way
 
     repo.git("reset", "-q", "--hard", base)
     repo.write("notes.txt", "agenda\n")
     assert commit(repo, "notes", "notes.txt", who="lead").returncode == 0  # main moves on
     repo.git("checkout", "-q", "edit")
     repo.git("rebase", "-q", "main")  # replays the edit on top, again without the hook
-    found = as_json(run_cli("verify-seal", "--format", "json", cwd=repo.path))
-    assert ("modified-after-seal", "cto") in {(v["code"], v["rater"]) for v in found["violations"]}
+    assert ("modified-after-seal", "cto") in violations(repo)
