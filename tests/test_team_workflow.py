@@ -497,6 +497,9 @@ def test_a_reveal_pushed_before_a_seal_is_on_origin_is_caught(
     early = cto.git("rev-parse", "HEAD")
     cto.push("reveal/cto")
     team.merge_pull_request("reveal/cto")  # CI: nothing is violated yet, Logician is still pending
+    on_main = team.clones["github"].path
+    assert as_json(run_cli("verify-seal", "--format", "json", cwd=on_main))["status"] == "pending"
+    assert as_json(run_cli("report", "--format", "json", cwd=on_main))["verdict"] == "NOT-READY"
 
     logician.push("seal/logician")
     team.merge_pull_request("seal/logician", ci=1)  # CI fails on this pull request: red, merged anyway
