@@ -127,8 +127,28 @@ def load_plan(path: str | Path, *, display: str | None = None) -> Plan:
             raise PlanError("is a directory, expected the plan file", path=shown)
         data = p.read_bytes()
     except FileNotFoundError:
+        # Say where we looked and what that folder is, so nobody runs `init` in the wrong place.
+        from aoven_git.gitio import find_root
+
+        looked = p.absolute()
+        folder = looked.parent
+        existing = next((d for d in (folder, *folder.parents) if d.is_dir()), None)
+        root = find_root(existing) if existing is not None else None
+        if not folder.is_dir():
+            where = f"{folder} does not exist"
+        elif root is None:
+            where = f"{folder} is not inside a git repository"
+        elif root.resolve() == folder.resolve():
+            where = f"{folder} is the root of a git repository"
+        else:
+            where = f"{folder} is inside the git repository {root} (not at its root)"
+        start = ("run `git init`, then `aoven-git init`, in the folder that is to hold it" if root is None
+                 else f"run `aoven-git init` in {root} (it writes the plan there)")
         raise PlanError(
-            "plan file not found (run `aoven-git init` to write one, or pass --plan PATH)", path=shown
+            f"plan file not found: looked for {looked}\n  {where}.\n"
+            "  A study elsewhere: run the command there, or point to it with --repo DIR (its repository) "
+            "or --plan FILE.\n"
+            f"  To start a new study: {start}.", path=shown
         ) from None
     except OSError as exc:
         raise PlanError(f"cannot read plan: {exc.strerror or exc}", path=shown) from None

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from aoven_git import __version__
 from aoven_git.render.github import ANNOTATION_LIMIT, Annotation, annotation_lines, format_annotation
 from tests.conftest import EXAMPLE, ROOT, GitRepo, run_cli
 
@@ -105,7 +107,10 @@ def test_study_workflow_written_by_init_passes_actionlint(git_repo: GitRepo) -> 
     assert result.code == 0, result.output
     written = git_repo.path / ".github" / "workflows" / "aoven-study.yml"
     action = git_repo.path / ".github" / "actions" / "aoven" / "action.yml"
-    assert written.read_bytes() == STUDY_TEMPLATE.read_bytes()
+    # the template with the version of aoven-git that wrote it; nothing else differs
+    rendered = STUDY_TEMPLATE.read_text().replace("@AOVEN_GIT_VERSION@", __version__)
+    assert written.read_text() == rendered and not re.search(r"@[A-Z_]+@", rendered)
+    assert f"          package: aoven-git=={__version__}\n" in written.read_text()
     assert action.read_bytes() == ACTION.read_bytes()
     assert "wrote .github/workflows/aoven-study.yml" in result.out
     assert "wrote .github/actions/aoven/action.yml" in result.out
@@ -231,7 +236,26 @@ def test_study_workflow_template() -> None:
     (job,) = wf["jobs"].values()
     checkout, aoven = job["steps"]
     assert checkout["uses"] == "actions/checkout@v4" and checkout["with"]["fetch-depth"] == 0
-    assert aoven["uses"] == "./.github/actions/aoven" and aoven["with"] == {"plan": "aoven.yaml"}
+    assert aoven["uses"] == "./.github/actions/aoven"
+    # pinned to the version init renders in (never the bare name: no release may exist, or another one)
+    assert aoven["with"] == {"plan": "aoven.yaml", "package": "aoven-git==@AOVEN_GIT_VERSION@"}
+    text = STUDY_TEMPLATE.read_text()
+    assert "package: git+https://github.com/<org>/aoven-git@<tag or commit>" in text
+    assert "package: ./vendor/aoven-git" in text
+
+
+def test_study_workflow_pinned_version_is_a_pip_requirement_of_this_version(git_repo: GitRepo) -> None:
+    """What init writes is a requirement pip accepts and that this very version satisfies."""
+    from packaging.requirements import Requirement
+
+    assert run_cli("init", cwd=git_repo.path).code == 0
+    wf = load_yaml(git_repo.path / ".github" / "workflows" / "aoven-study.yml")
+    (job,) = wf["jobs"].values()
+    requirement = Requirement(job["steps"][1]["with"]["package"])
+    assert requirement.name == "aoven-git"
+    assert requirement.specifier.contains(__version__)
+    assert not requirement.specifier.contains(__version__ + ".post1")  # pinned, not a range
+    assert __version__ == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
 # --- annotations (render/github.py) -----------------------------------------------------------

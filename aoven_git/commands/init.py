@@ -2,69 +2,141 @@
 
 It never overwrites: if any target exists, nothing at all is written (exit 2) unless --force,
 so a half-initialised repository cannot happen.
+
+Most templates are copied byte for byte. A few carry `@NAME@` placeholders filled in here (see
+`placeholders`): the aoven-git version the study workflow installs, and the plan and study folder
+paths `.gitattributes` marks `-text`. The plan itself is never rendered: it is written exactly as
+shipped, comments included.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
 
+from aoven_git import __version__
 from aoven_git.commands._common import Study, study_options
 from aoven_git.errors import UsageError
 from aoven_git.schemas import SCHEMA_DIR
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+PLAN_TEMPLATE = TEMPLATES / "aoven.yaml"
+#: templates whose text has `@NAME@` placeholders
+RENDERED = frozenset({"gitattributes", "study-workflow.yml"})
+PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
+
+
+def _study_dir() -> str:
+    """The study folder of the plan init writes (read from the template, never hard-coded)."""
+    from aoven_git.plan import load_plan
+
+    return load_plan(PLAN_TEMPLATE).study_dir.strip("/")
 
 
 def planned_files(study: Study) -> list[tuple[Path, Path]]:
     """(source template, destination) pairs, in the order they are written."""
     root = study.root
-    pairs = [
-        (TEMPLATES / "aoven.yaml", study.plan_file),
+    study_dir = root / _study_dir()
+    return [
+        (PLAN_TEMPLATE, study.plan_file),
         (SCHEMA_DIR / "plan.schema.json", root / ".aoven" / "plan.schema.json"),
-        (TEMPLATES / "study" / "README.md", root / "tests" / "phase2" / "README.md"),
+        (TEMPLATES / "gitattributes", root / ".gitattributes"),
+        (TEMPLATES / "study" / "README.md", study_dir / "README.md"),
+        (TEMPLATES / "study" / "RESPONSE_TEMPLATE.md", study_dir / "RESPONSE_TEMPLATE.md"),
         (TEMPLATES / "pre-commit-config.yaml", root / ".pre-commit-config.yaml"),
+        (TEMPLATES / "study-workflow.yml", root / ".github" / "workflows" / "aoven-study.yml"),
+        (TEMPLATES / "action.yml", root / ".github" / "actions" / "aoven" / "action.yml"),
     ]
-    for name, dest in (
-        ("study-workflow.yml", ".github/workflows/aoven-study.yml"),
-        ("action.yml", ".github/actions/aoven/action.yml"),
-    ):
-        if (TEMPLATES / name).exists():
-            pairs.append((TEMPLATES / name, root / dest))
-    return pairs
+
+
+def _attribute_pattern(path: str) -> str:
+    """A .gitattributes pattern anchored at the repository root; C-quoted when it has a space, a
+    quote or a backslash (git reads such patterns quoted)."""
+    pattern = "/" + path
+    if any(c in pattern for c in ' \t"\\'):
+        escaped = pattern.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t")
+        return f'"{escaped}"'
+    return pattern
+
+
+def placeholders(study: Study) -> dict[str, str]:
+    """The values of the `@NAME@` placeholders of the rendered templates."""
+    try:
+        plan = study.plan_file.resolve().relative_to(study.root.resolve()).as_posix()
+        plan_line = f"{_attribute_pattern(plan)} -text"
+    except ValueError:  # --plan outside the repository: nothing here to mark
+        plan_line = f"# the plan ({study.plan_file}) is outside this repository"
+    return {
+        "AOVEN_GIT_VERSION": __version__,
+        "PLAN_ATTRIBUTES": plan_line,
+        "STUDY_ATTRIBUTES": f"{_attribute_pattern(_study_dir() + '/**')} -text",
+    }
+
+
+def render(source: Path, values: dict[str, str]) -> bytes:
+    """The bytes to write for `source`: placeholders filled in for the rendered templates."""
+    data = source.read_bytes()
+    if source.name not in RENDERED:
+        return data
+    text = data.decode("utf-8")
+    missing = sorted({m.group(1) for m in PLACEHOLDER.finditer(text)} - set(values))
+    if missing:  # a template and this table out of step: a bug, never the user's input
+        raise AssertionError(f"{source.name}: no value for {', '.join(missing)}")
+    return PLACEHOLDER.sub(lambda m: values[m.group(1)], text).encode("utf-8")
+
+
+def next_steps(study: Study) -> str:
+    """What to do after init, in the order a team does it (docs/workflow.md of aoven-git)."""
+    d = _study_dir()
+    steps = (
+        "\nNext steps (the team workflow: docs/workflow.md of aoven-git):\n"
+        "  1. lead: edit aoven.yaml (raters and their e-mails, question texts), then: aoven-git check-plan\n"
+        f"  2. lead: add the responses ({d}/test_a/q1.md, {d}/test_b/q1.md, …; layout:\n"
+        f"     {d}/RESPONSE_TEMPLATE.md), then: aoven-git strip-markers\n"
+        "  3. lead: commit all of it, push, and protect main (changes by pull request only, CI required);\n"
+        "     the first seal freezes the plan\n"
+        "  4. everyone, in every clone: aoven-git install-hook (hooks are not cloned)\n"
+        "  5. each rater, on a branch: aoven-git sheet --rater <id> [--pass <pass>] -o <file>, fill it in,\n"
+        "     aoven-git validate, then aoven-git seal --rater <id> --pass <pass> for EVERY pass;\n"
+        "     push the branch and open a pull request (only the digests are committed)\n"
+        "  6. once every required rater's seals of every pass are merged: git pull, then\n"
+        "     aoven-git reveal --rater <id> --pass <pass> for each pass; pull request\n"
+        "  7. flagged cells: aoven-git disagreements --write; each rater commits their own rows\n"
+        "  8. CI runs validate, verify-seal and report on every pull request"
+    )
+    if not study.in_git:
+        steps += "\n  (this folder is not a git repository yet: run `git init` first)"
+    return steps
 
 
 @click.command("init")
 @study_options
 @click.option("--force", is_flag=True, help="Overwrite files that already exist.")
 def command(study: Study, force: bool) -> int:
-    """Write aoven.yaml (Aoven v0.1, with comments), the study dir, a pre-commit config and the
-    study workflow. Refuses to overwrite any existing file without --force."""
+    """Write aoven.yaml (Aoven v0.1, with comments), .gitattributes, the study dir (README and a
+    response template), a pre-commit config and the study workflow. Refuses to overwrite any
+    existing file without --force."""
     pairs = planned_files(study)
     existing = [dest for _, dest in pairs if dest.exists() or dest.is_symlink()]
     if existing and not force:
         listed = "\n  ".join(study.display(p) for p in existing)
         raise UsageError(
             f"refusing to overwrite existing files (nothing was written):\n  {listed}\n"
-            "Move them aside, or rerun with --force to overwrite them."
+            "Move them aside (and merge your own lines back afterwards), or rerun with --force to "
+            "overwrite them."
         )
     for _, dest in pairs:
         if dest.is_dir():
             raise UsageError(f"{study.display(dest)} is a directory")
-    for source, dest in pairs:
+    values = placeholders(study)
+    contents = [(dest, render(source, values)) for source, dest in pairs]
+    for dest, data in contents:
         dest.parent.mkdir(parents=True, exist_ok=True)
         if dest.is_symlink():
             dest.unlink()
-        dest.write_bytes(source.read_bytes())
+        dest.write_bytes(data)
         click.echo(f"wrote {study.display(dest)}")
-    click.echo(
-        "\nNext steps:\n"
-        "  1. edit aoven.yaml (raters, emails, hold-out questions) and check it: aoven-git check-plan\n"
-        "  2. add the responses under tests/phase2/test_a/ and test_b/, then: aoven-git strip-markers\n"
-        "  3. commit the plan and responses before anyone scores (the plan is locked at the first seal)\n"
-        "  4. each rater: aoven-git sheet --rater <id> -o tests/phase2/scores_<id>.md, fill it in,\n"
-        "     aoven-git seal --rater <id>; once all have sealed: aoven-git reveal --rater <id>"
-        + ("" if study.in_git else "\n  (this folder is not a git repository yet: run `git init` first)")
-    )
+    click.echo(next_steps(study))
     return 0
