@@ -78,10 +78,12 @@ def _committed(study: Any, rev: str | None) -> Inputs:
 
     commit = gitio.resolve_commit(study.root, rev or "HEAD")
     if commit is None:
-        if rev is None:
-            raise UsageError("HEAD has no commit yet: commit the plan and the study files, or preview the "
-                             "work tree with `report --work-tree`")
-        raise UsageError(f"unknown revision {rev!r}")
+        if rev is not None:
+            raise UsageError(f"unknown revision {rev!r}")
+        inputs = _work_tree(study, study.plan, git=True)  # nothing committed yet: say so, show the files
+        inputs.blockers.append("the repository has no commit yet: commit the plan and the study files "
+                               "(the report is computed from the committed revision)")
+        return inputs
     plan_path = study.relpath(study.plan_file)
     try:
         plan = committed_plan(study.root, plan_path, commit)
