@@ -185,7 +185,7 @@ def reconcile_as(replay: Replay, rater: str) -> None:
     changed = []
     for source in sorted(EXAMPLE.glob("reconciliation*.md")):
         lines = source.read_text("utf-8").splitlines(keepends=True)
-        delimiter = next(i for i, line in enumerate(lines) if line.startswith("|--") or line.startswith("|:-"))
+        delimiter = next(i for i, line in enumerate(lines) if line.startswith(("|--", "|:-")))
         mine = [line for line in lines[delimiter + 1 :] if line.split("|")[2:3] == [f" {rater} "]]
         target = root / plan.study_dir / source.name
         if not mine:
