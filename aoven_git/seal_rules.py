@@ -616,7 +616,8 @@ def _reveals(led: Ledger, rec: SheetRecord) -> list[int]:
 
 def _event(led: Ledger, node: int, what: str, sid: SheetId) -> dict[str, Any]:
     return {"commit": led.nodes[node].sha, "event": what, "rater": sid.rater or None,
-            "pass": sid.pass_id, "round": sid.round_id, "amendment": sid.amendment}
+            "pass": sid.pass_id, "round": sid.round_id, "amendment": sid.amendment,
+            "author": led.nodes[node].email}
 
 
 def _seals_and_timeline(led: Ledger, report: SealReport) -> None:
