@@ -13,7 +13,8 @@ from pathlib import Path
 from aoven_git import gitio, naming
 from aoven_git.errors import CannotVerify, FindingsError, PlanError, UsageError
 from aoven_git.model import Plan, SheetId, Violation
-from aoven_git.seal_rules import SealReport, check, overlap
+from aoven_git.seal_report import SealReport, check
+from aoven_git.seal_rules import overlap
 from aoven_git.seals import (
     FORCE_ENV,
     FORCE_TRAILER,

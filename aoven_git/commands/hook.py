@@ -54,7 +54,7 @@ def messages(study: Study) -> list[str]:
     from aoven_git import ledger, naming
     from aoven_git.history import staged_history
     from aoven_git.plan import MAX_PLAN_BYTES
-    from aoven_git.seal_rules import check_staged
+    from aoven_git.seal_report import check_staged
     from aoven_git.seals import FORCE_ENV
 
     plan_rel, plan = _plans(study)

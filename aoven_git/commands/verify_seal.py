@@ -13,7 +13,7 @@ import click
 
 from aoven_git.commands._common import Study, format_option, study_options
 from aoven_git.errors import CannotVerify
-from aoven_git.seal_rules import SealReport
+from aoven_git.seal_report import SealReport
 
 
 def exit_code(report: SealReport) -> int:

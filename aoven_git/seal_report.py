@@ -1,0 +1,203 @@
+"""verify-seal's report: the seals, reveals, timeline and pending sheets of a judged history, and
+the two entry points that run the rules (docs/sealing.md, "What verify-seal reports").
+
+`check` judges a whole history (verify-seal, the report); `check_staged` judges the one commit the
+pre-commit hook is asked to allow, with the same rules plus `unsealed_readers`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from aoven_git.history import STAGED, History
+from aoven_git.ledger import Ledger, Plaintext, SheetRecord
+from aoven_git.model import Plan, Seal, SheetId, Violation
+from aoven_git.seal_rules import joined, findings, judge, unsealed_readers
+from aoven_git.seals import FORCE_TRAILER
+
+
+@dataclass(frozen=True)
+class SheetSeal:
+    seal: Seal
+    revealed: str | None = None  # commit of the first reveal (digest seals)
+
+    def as_dict(self) -> dict[str, Any]:
+        s = self.seal
+        out = {"rater": s.rater, "pass": s.pass_id, "round": s.round_id, "commit": s.commit,
+               "kind": s.kind, "path": s.path, "revealed": self.revealed}
+        return {**out, "amendment": s.amendment} if s.amendment else out
+
+
+@dataclass
+class SealReport:
+    commit: str | None
+    seals: list[SheetSeal] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    pending: list[SheetId] = field(default_factory=list)
+    forced_reveals: list[dict[str, str]] = field(default_factory=list)
+    to_sign: list[tuple[str, str]] = field(default_factory=list)  # (commit, rater) needing a signature
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+    optional: frozenset[str] = frozenset()  # raters whose violations exclude them instead of blocking
+    git_calls: int = 0
+    plan: Plan | None = None  # the plan the history was judged by (as of the first seal)
+    signers_blob: bytes | None = None  # the allowed-signers file as of the first seal
+    first_seal: str | None = None  # the commit whose plan the history is judged by
+    reconciliation_paths: list[str] = field(default_factory=list)  # every one history has seen
+    rows: list[dict[str, Any]] = field(default_factory=list)  # reconciliation rows and their authors
+    unattributed: list[dict[str, Any]] = field(default_factory=list)  # rows not their rater's own
+
+    @property
+    def blocking(self) -> list[Violation]:
+        return [v for v in self.violations if v.rater is None or v.rater not in self.optional]
+
+    @property
+    def excluded(self) -> dict[str, list[str]]:
+        """Optional raters with violations: their sheets are left out of agreement and consensus."""
+        out: dict[str, list[str]] = {}
+        for v in self.violations:
+            if v.rater is not None and v.rater in self.optional:
+                out.setdefault(v.rater, [])
+                if v.code not in out[v.rater]:
+                    out[v.rater].append(v.code)
+        return out
+
+    @property
+    def ok(self) -> bool:
+        return not self.blocking
+
+    @property
+    def status(self) -> Literal["complete", "pending", "violated"]:
+        if self.blocking:
+            return "violated"
+        return "pending" if self.pending else "complete"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "status": self.status,
+            "commit": self.commit,
+            "seals": [s.as_dict() for s in self.seals],
+            "violations": [v.as_dict() for v in self.violations],
+            "excluded_raters": [{"rater": r, "codes": c} for r, c in self.excluded.items()],
+            "pending": [_sheet_dict(p) for p in self.pending],
+            "forced_reveals": self.forced_reveals,
+            "timeline": self.timeline,
+            "reconciliation_rows": self.rows,
+            "unattributed_rows": self.unattributed,
+        }
+
+
+def _sheet_dict(sheet: SheetId) -> dict[str, str]:
+    out = {"rater": sheet.rater, "pass": sheet.pass_id, "round": sheet.round_id}
+    return {**out, "amendment": sheet.amendment} if sheet.amendment else out
+
+
+def _reveals(led: Ledger, rec: SheetRecord) -> list[int]:
+    """Commits that first commit a digest-sealed sheet's plaintext (its reveals)."""
+    if rec.kind != "digest":
+        return []
+    out = set()
+    for cp in rec.score_paths:
+        present = 0
+        for i, n in enumerate(led.nodes):
+            if cp in n.state:
+                present |= 1 << i
+        for i in led.origins(cp, "add"):
+            if not any(led.hist.anc[q] & present for q in led.nodes[i].parents):
+                out.add(i)
+    return sorted(out)
+
+
+def _event(led: Ledger, node: int, what: str, sid: SheetId) -> dict[str, Any]:
+    return {"commit": led.nodes[node].sha, "event": what, "rater": sid.rater or None,
+            "pass": sid.pass_id, "round": sid.round_id, "amendment": sid.amendment,
+            "author": led.nodes[node].email}
+
+
+def _seals_and_timeline(led: Ledger, report: SealReport) -> None:
+    timeline: list[tuple[int, dict[str, Any]]] = []
+    for sid in sorted(led.sheets, key=lambda s: (led.sheets[s].primary, str(s))):
+        rec = led.sheets[sid]
+        reveals = _reveals(led, rec)
+        for i in reveals:
+            report.to_sign.append((led.nodes[i].sha, sid.rater))
+            timeline.append((i, _event(led, i, "reveal", sid)))
+            if any(v.lower().startswith("reveal") for v in led.hist.trailers(i, FORCE_TRAILER)):
+                report.forced_reveals.append({"rater": sid.rater, "pass": sid.pass_id, "round": sid.round_id,
+                                              "commit": led.nodes[i].sha})
+        for p in rec.points:
+            report.to_sign.append((led.nodes[p].sha, sid.rater))
+            timeline.append((p, _event(led, p, f"{rec.kinds[p]}-seal", sid)))
+        seal = Seal(sid.rater, sid.pass_id, sid.round_id, led.nodes[rec.primary].sha, rec.kind,  # type: ignore[arg-type]
+                    rec.path, sid.amendment)
+        report.seals.append(SheetSeal(seal, led.nodes[reveals[0]].sha if reveals else None))
+    for pt in led.plaintext:
+        if pt.kind == "reconciliation":
+            sid = SheetId("", pt.pass_id, pt.round_id)
+            timeline.append((pt.node, _event(led, pt.node, "reconciliation", sid)))
+    timeline.sort(key=lambda t: (t[0], t[1]["event"], t[1]["rater"] or ""))
+    report.timeline = [e for _, e in timeline]
+
+
+def _pending(led: Ledger) -> list[SheetId]:
+    """Required raters' sheets with no seal: every pass of every round in play, and every sheet of
+    an amendment someone has started (an amendment nobody touched is nobody's debt)."""
+    rounds = {led.plan.main_round.id, *(s.round_id for s in led.sheets),
+              *(pt.round_id for pt in led.plaintext)}
+    started = {s.amendment for s in led.sheets if s.amendment}
+    scopes: list[tuple[str | None, tuple[str, ...]]] = [(None, tuple(p.id for p in led.plan.passes))]
+    scopes += [(a.id, a.passes) for a in led.plan.amendments if a.id in started]
+    return [SheetId(r.id, p, rnd.id, a) for a, passes in scopes for rnd in led.plan.rounds
+            if rnd.id in rounds for p in passes for r in led.plan.required_raters
+            if SheetId(r.id, p, rnd.id, a) not in led.sheets]
+
+
+
+def check(head_plan: Plan, hist: History, plan_path: str) -> SealReport:
+    """Every rule over the history (signatures are checked by sealing.py: see `to_sign`)."""
+    led, extra = judge(head_plan, hist, plan_path)
+    report = SealReport(hist.commit, git_calls=hist.git_calls, plan=led.plan)
+    report.optional = frozenset(r.id for r in led.plan.raters if not r.required)
+    report.violations = [v for _, v in sorted([*extra, *findings(led)], key=lambda t: t[0])]
+    _seals_and_timeline(led, report)
+    report.pending = _pending(led)
+    report.reconciliation_paths = sorted(p for p, r in led.roles.items() if r.kind == "reconciliation")
+    signers = led.plan.security.allowed_signers
+    if led.first_seals:
+        report.first_seal = led.nodes[led.first_seals[0]].sha
+    if signers and led.nodes:
+        report.signers_blob = led.blob(led.first_seals[0] if led.first_seals else len(led.nodes) - 1, signers)
+    return report
+
+
+def check_staged(head_plan: Plan, hist: History, plan_path: str, *, forced: bool = False) -> list[Violation]:
+    """The rules for the commit the hook is asked to allow (the last node of a staged history):
+    the same rules as verify-seal, at that node only, plus `unsealed_readers` unless forced."""
+    led, extra = judge(head_plan, hist, plan_path)
+    staged = len(led.nodes) - 1
+    assert led.nodes[staged].sha == STAGED
+    out = [v for node, v in [*extra, *findings(led)] if node == staged]
+    if not forced:
+        for pt, missing in unsealed_readers(led, staged):
+            out.append(Violation("unsealed-readers", pt.rater, STAGED, _premature(led, pt, missing), pt.path))
+    return out
+
+
+def _premature(led: Ledger, pt: Plaintext, missing: list[str]) -> str:
+    from aoven_git import naming
+
+    what = "the reconciliation" if pt.rater is None else f"{pt.rater}'s {pt.pass_id}/{pt.round_id} scores"
+    head = (f"{what} cannot be committed yet: required rater(s) {joined(missing)} have not sealed an "
+            f"overlapping pass in HEAD and could read them before fixing their own.")
+    if pt.rater is None:
+        return head + " Wait until everyone has sealed and revealed."
+    sheet = SheetId(pt.rater, pt.pass_id, pt.round_id)
+    args = f"--rater {pt.rater}" + ("" if pt.pass_id == led.plan.primary_pass.id else f" --pass {pt.pass_id}")
+    if sheet in led.sheets and any(led.before(p, len(led.nodes) - 1) for p in led.sheets[sheet].points):
+        return head + f" {pt.rater} has sealed: wait until they have too, then run `aoven-git reveal {args}`."
+    seal_file = naming.seal_path(led.plan, sheet)
+    return (head + f" Seal with a digest instead (`aoven-git seal {args}` commits only {seal_file}), "
+            "and reveal once everyone has sealed.")
+
+
