@@ -13,7 +13,7 @@ from typing import Any, Literal
 from aoven_git.history import STAGED, History
 from aoven_git.ledger import Ledger, Plaintext, SheetRecord
 from aoven_git.model import Plan, Seal, SheetId, Violation
-from aoven_git.seal_rules import joined, findings, judge, unsealed_readers
+from aoven_git.seal_rules import findings, joined, judge, unsealed_readers
 from aoven_git.seals import FORCE_TRAILER
 
 
