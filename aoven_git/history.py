@@ -211,7 +211,7 @@ def staged_history(root: str, *, track: Callable[[str], bool], want_blob: BlobWa
     wanted: dict[str, int] = {}
     for state in states:
         for path, e in state.items():
-            if (limit := want_blob(path)) and not e.symlink:
+            if limit := want_blob(path):
                 wanted[e.blob] = max(limit, wanted.get(e.blob, 0))
     _, blobs, calls = _fetch(root, [], wanted)
     email = gitio.user_email(root) or ""

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Literal
+from typing import Any, Literal
 
 from aoven_git import naming
 from aoven_git.history import History, Node
@@ -111,6 +111,7 @@ class Ledger:
     strays: list[Stray]
     first_seals: list[int]  # seal points with no seal point of any sheet among their ancestors
     head_plan: Plan | None = None
+    plan_raws: dict[str, tuple[str, Any]] = field(default_factory=dict)  # plan blob -> parsed YAML
 
     @property
     def nodes(self) -> list[Node]:
@@ -353,7 +354,7 @@ def want_blob(plan: Plan, plan_path: str, plan_limit: int) -> object:
 
     def want(path: str) -> int:
         role = role_of(plan, plan_path, signers, responses, path)
-        if role is None or role.kind in ("reconciliation", "blind-item"):
+        if role is None or role.kind == "blind-item":
             return 0
         return plan_limit if role.kind == "plan" else CANDIDATE_BYTES
 

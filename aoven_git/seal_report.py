@@ -171,10 +171,13 @@ def check(head_plan: Plan, hist: History, plan_path: str) -> SealReport:
     return report
 
 
-def check_staged(head_plan: Plan, hist: History, plan_path: str, *, forced: bool = False) -> list[Violation]:
+def check_staged(head_plan: Plan, hist: History, plan_path: str, *,
+                 forced: bool = False) -> list[Violation]:
     """The rules for the commit the hook is asked to allow (the last node of a staged history):
-    the same rules as verify-seal, at that node only, plus `unsealed_readers` unless forced."""
-    led, extra = judge(head_plan, hist, plan_path)
+    the same rules as verify-seal, at that node only, plus `unsealed_readers` unless forced.
+    `head_plan` is the staged plan (already parsed: its blob is not parsed again)."""
+    staged_plan = hist.nodes[-1].state.get(plan_path)
+    led, extra = judge(head_plan, hist, plan_path, head_blob=staged_plan.blob if staged_plan else None)
     staged = len(led.nodes) - 1
     assert led.nodes[staged].sha == STAGED
     out = [v for node, v in [*extra, *findings(led)] if node == staged]

@@ -318,24 +318,38 @@ def unauthorized_author(led: Ledger) -> Iterator[Found]:
 View = tuple[str, Any]  # ("ok", protected data) | ("absent", None) | ("error", message)
 
 
-def plan_view(led: Ledger, node: int, frozen_keys: tuple[str, ...]) -> View:
+def plan_raw(led: Ledger, node: int) -> View:
+    """The plan committed at `node` as plain YAML data, ("absent", None), or ("error", why); each
+    distinct blob is parsed once per ledger (the hook runs this on every commit)."""
     from aoven_git.plan import MAX_PLAN_BYTES
     from aoven_git.yamlio import YamlError, load_yaml
 
     entry = led.nodes[node].state.get(led.plan_path)
     if entry is None:
         return ("absent", None)
+    if entry.blob in led.plan_raws:
+        return led.plan_raws[entry.blob]
     data = led.hist.blobs.get(entry.blob)
+    found: View
     if data is None:
-        return ("error", f"the plan is larger than the {MAX_PLAN_BYTES} bytes a plan may have")
-    try:
-        raw, _ = load_yaml(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        return ("error", "the plan is not UTF-8")
-    except YamlError as exc:
-        return ("error", f"the plan no longer parses (line {exc.line}: {exc.message})")
-    if not isinstance(raw, dict):
-        return ("error", "the plan is not a YAML mapping")
+        found = ("error", f"the plan is larger than the {MAX_PLAN_BYTES} bytes a plan may have")
+    else:
+        try:
+            raw, _ = load_yaml(data.decode("utf-8"))
+            found = ("ok", raw) if isinstance(raw, dict) else ("error", "the plan is not a YAML mapping")
+        except UnicodeDecodeError:
+            found = ("error", "the plan is not UTF-8")
+        except YamlError as exc:
+            found = ("error", f"the plan no longer parses (line {exc.line}: {exc.message})")
+    led.plan_raws[entry.blob] = found
+    return found
+
+
+def plan_view(led: Ledger, node: int, frozen_keys: tuple[str, ...]) -> View:
+    found = plan_raw(led, node)
+    if found[0] != "ok":
+        return found
+    raw = found[1]
     signers = led.nodes[node].state.get(str(led.plan.security.allowed_signers or ""))
     keys = tuple(dict.fromkeys((*frozen_keys, *ALWAYS_FROZEN)))
     return ("ok", ({k: raw.get(k) for k in keys}, signers.blob if signers else None))
@@ -343,6 +357,8 @@ def plan_view(led: Ledger, node: int, frozen_keys: tuple[str, ...]) -> View:
 
 def _view_changes(old: View, new: View) -> list[str]:
     """Each change as `path: old → new` (plan_diff), so the message says what to put back."""
+    if old == new:
+        return []
     from aoven_git.plan_diff import plan_differences
 
     if new[0] != "ok":
@@ -422,15 +438,8 @@ def blind_key(led: Ledger) -> Iterator[Found]:
 
 
 def _plan_raw(led: Ledger, node: int) -> dict[str, Any] | None:
-    from aoven_git.yamlio import YamlError, load_yaml
-
-    entry = led.nodes[node].state.get(led.plan_path)
-    data = led.hist.blobs.get(entry.blob) if entry else None
-    try:
-        raw = load_yaml(data.decode("utf-8"))[0] if data is not None else None
-    except (UnicodeDecodeError, YamlError):
-        return None
-    return raw if isinstance(raw, dict) else None
+    found = plan_raw(led, node)
+    return found[1] if found[0] == "ok" else None
 
 
 def _amendment_entry(raw: dict[str, Any] | None, amendment: str) -> Any:
@@ -533,20 +542,26 @@ def findings(led: Ledger) -> list[Found]:
     return out
 
 
-def judge(head_plan: Plan, hist: History, plan_path: str) -> tuple[Ledger, list[Found]]:
+def judge(head_plan: Plan, hist: History, plan_path: str, *,
+          head_blob: str | None = None) -> tuple[Ledger, list[Found]]:
     """The ledger under the plan as of the first seal (raters, e-mails, `required`, security).
 
     The history is first read under the plan at the verified revision to find the first seal;
-    when the plan committed with it differs in anything that names files or people, the history is
-    read again under that plan: later edits cannot turn a violation into a clean result.
+    when the plan committed with it differs, the history is read again under that plan: later
+    edits cannot turn a violation into a clean result.
     """
     from aoven_git.errors import PlanError
     from aoven_git.plan import parse_plan
 
     led = ledger_mod.build(head_plan, plan_path, hist)
+    if head_blob is not None:  # the caller parsed that blob already
+        led.plan_raws[head_blob] = ("ok", head_plan.raw)
     extra: list[Found] = []
     if led.first_seals:
         first = led.first_seals[0]
+        found = plan_raw(led, first)
+        if found == ("ok", head_plan.raw):
+            return _judged(led, head_plan), extra  # the usual case: nothing to parse again
         data = led.blob(first, plan_path)
         try:
             frozen = parse_plan(data, display=f"{plan_path}@{led.short(first)}") if data else None
@@ -556,9 +571,15 @@ def judge(head_plan: Plan, hist: History, plan_path: str) -> tuple[Ledger, list[
                             f"seal cannot be read: {exc.message}", plan_path))
         if frozen is not None and frozen.raw != head_plan.raw:
             # judged by the plan of the first seal; amendments appended since then count too
+            raws = led.plan_raws
             led = ledger_mod.build(replace(frozen, amendments=head_plan.amendments), plan_path, hist)
+            led.plan_raws = raws
+    return _judged(led, head_plan), extra
+
+
+def _judged(led: Ledger, head_plan: Plan) -> Ledger:
     led.head_plan = head_plan
-    return led, extra
+    return led
 
 
 __all__ = ["RULES", "SealFile", "findings", "judge", "overlap", "unsealed_readers"]

@@ -58,14 +58,17 @@ def main() -> None:
                 (study / f"test_{cond}" / f"q{i}.md").write_text(f"# Q{i}\n\nResponse {cond.upper()}.\n")
         git(repo, "add", "-A", env=env)
         git(repo, "commit", "-q", "-m", "plan", env=env)
-        text = score_file("logician")
-        sheet = SheetId("logician", "unblinded", "main")
-        seal = format_seal(sha256(text.encode()), "scores_logician.md", sheet)
         (study / "seals").mkdir()
-        (study / "seals" / "scores_logician.sha256").write_bytes(seal)
+        for pass_id, stem in (("unblinded", "scores_logician"), ("blinded", "scores_logician_blinded")):
+            text = score_file("logician")  # what is sealed does not matter here, only that it is
+            seal = format_seal(sha256(text.encode()), f"{stem}.md", SheetId("logician", pass_id, "main"))
+            (study / "seals" / f"{stem}.sha256").write_bytes(seal)
         git(repo, "add", "-A", env=env)
-        git(repo, "commit", "-q", "-m", "seal logician", env=env)
+        git(repo, "commit", "-q", "-m", "seal logician (both passes)", env=env)
+        # the other required rater has sealed every pass: cto may commit a content seal
         (study / "scores_cto.md").write_text(score_file("cto"), "utf-8")
+        env = {**env, "GIT_AUTHOR_NAME": "C", "GIT_AUTHOR_EMAIL": "cto@example.org",
+               "GIT_COMMITTER_NAME": "C", "GIT_COMMITTER_EMAIL": "cto@example.org"}
         git(repo, "add", "tests/phase2/scores_cto.md", env=env)
 
         hook = [sys.executable, "-m", "aoven_git", "hook", "pre-commit"]

@@ -21,22 +21,28 @@ def _plans(study: Study) -> tuple[str, object | None]:
     from aoven_git.plan import parse_plan
 
     plan_rel = study.relpath(study.plan_file)
-    staged = gitio.staged_blobs(study.root, [plan_rel]).get(plan_rel)
-    if staged is None:
+    staged = gitio.cat_file(study.root, [f":{plan_rel}"]).get(f":{plan_rel}")  # the index entry
+    if staged is None or staged[0] != "blob":
         return plan_rel, None  # no plan in the index: not a study repository (yet)
-    return plan_rel, parse_plan(staged, display=f"{plan_rel} (staged)")
+    return plan_rel, parse_plan(staged[1], display=f"{plan_rel} (staged)")
 
 
-def _validation(study: Study, plan: object, paths: list[str]) -> list[str]:
+def _validation(study: Study, plan: object, hist: object, paths: list[str]) -> list[str]:
+    """Errors of the staged score and reconciliation files, with quotes checked against the staged
+    responses (read in one `cat-file`, only when there is something to validate)."""
     from aoven_git import gitio, naming
     from aoven_git.validation import validate_sources
 
-    blobs = gitio.staged_blobs(study.root, [plan.study_dir])  # type: ignore[attr-defined]
-    links = gitio.staged_symlinks(study.root, [plan.study_dir])  # type: ignore[attr-defined]
-    responses = {p: b.decode("utf-8", "replace") for p, b in blobs.items()
-                 if p.endswith(".md") and naming.classify(plan, p).kind == "other"}  # type: ignore[arg-type]
-    report = validate_sources(plan, {p: blobs[p] for p in paths if p in blobs}, root=study.root,  # type: ignore[arg-type]
-                              symlinks=links & set(paths), responses=responses)
+    if not paths:
+        return []
+    staged = hist.nodes[-1].state  # type: ignore[attr-defined]
+    files = {p: hist.blobs.get(staged[p].blob, b"") for p in paths}  # type: ignore[attr-defined]
+    links = {p for p in paths if staged[p].symlink}
+    responses = naming.response_patterns(plan)  # type: ignore[arg-type]
+    wanted = {p: e.blob for p, e in staged.items() if responses.match(p)}
+    found = gitio.cat_file(study.root, list(wanted.values()))
+    texts = {p: obj[1].decode("utf-8", "replace") for p, blob in wanted.items() if (obj := found.get(blob))}
+    report = validate_sources(plan, files, root=study.root, symlinks=links, responses=texts)  # type: ignore[arg-type]
     return [f"{f.path}:{f.line or 1}: {f.code}: {f.message}" for fr in report.files for f in fr.errors]
 
 
@@ -69,7 +75,7 @@ def messages(study: Study) -> list[str]:
         return []
     kinds = {p: naming.classify(plan, p).kind for p in changed}  # type: ignore[arg-type]
     files = [p for p in changed if p in staged and kinds[p] in ("score", "reconciliation")]
-    out = _validation(study, plan, files)
+    out = _validation(study, plan, hist, files)
     violations = check_staged(plan, hist, plan_rel, forced=os.environ.get(FORCE_ENV) == "reveal")  # type: ignore[arg-type]
     amended = _amend_hint(study, {v.path for v in violations if v.path and v.code in (
         "modified-after-seal", "deleted-after-seal")})
