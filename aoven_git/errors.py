@@ -1,4 +1,4 @@
-"""Exceptions that carry a user-facing message and the exit code of SPEC §8.
+"""Exceptions that carry a user-facing message and the exit code (docs/commands.md, "Exit codes").
 
 Every layer raises one of these for bad input; `cli.main` is the only place that turns them into
 text on stderr and an exit status, so no traceback ever reaches a user for bad input.

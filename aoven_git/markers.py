@@ -1,4 +1,4 @@
-"""Marker grammar, counting and mechanical stripping (SPEC §8 `strip-markers`, `markers`).
+"""Marker grammar, counting and mechanical stripping (docs/commands.md: `strip-markers`, `markers`).
 
 The blinded pass is only as blind as this module is thorough: any marker left behind leaks the
 condition, and any other character changed could change what a rater scores. The rules here are

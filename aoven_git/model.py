@@ -248,7 +248,7 @@ class Plan:
         return tuple(CellKey(q, c, d) for q in rnd.questions for c in conditions for d in dimensions)
 
     def response_path(self, condition: str, question: str, *, stripped: bool = False) -> str:
-        """Path of a response file relative to the study dir (ids lower-cased, SPEC §3)."""
+        """Path of a response file relative to the study dir (ids lower-cased, docs/plan.md)."""
         pattern = self.stripped_responses if stripped else self.responses
         return pattern.format(condition=condition.lower(), question=question.lower())
 

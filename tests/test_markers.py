@@ -1,4 +1,4 @@
-"""Marker grammar, stripping and counting (SPEC §8 `strip-markers`, `markers`).
+"""Marker grammar, stripping and counting (docs/commands.md).
 
 Expected outputs are written out by hand: they are what a rater of the blinded pass must see.
 """

@@ -1,4 +1,4 @@
-"""`aoven-git strip-markers [--check]` on the example study (SPEC §8).
+"""`aoven-git strip-markers [--check]` on the example study.
 
 What the copies must be is checked from outside: no plan marker is left in the response part,
 everything above the response heading is byte-identical, and non-marker brackets survive.

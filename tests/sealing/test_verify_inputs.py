@@ -1,4 +1,4 @@
-"""Bad input and edge histories: clear messages, SPEC §8 exit codes, constant git calls."""
+"""Bad input and edge histories: clear messages, the documented exit codes, constant git calls."""
 
 from __future__ import annotations
 
