@@ -34,7 +34,7 @@ Who = str | tuple[str, str]
 UNBLINDED = "unblinded"
 BLINDED = "blinded"
 
-#: the test plan with a second pass: condition B again, markers stripped (SPEC terms: a blinded
+#: the test plan with a second pass: condition B again, markers stripped (in the docs: a blinded
 #: pass that overlaps the unblinded one because both score condition B)
 TWO_PASS_PLAN = PLAN.replace(
     "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2], primary: true}\n",
