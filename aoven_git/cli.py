@@ -2,7 +2,8 @@
 
 Commands are imported lazily, one module per command, so `aoven-git hook pre-commit` pays only
 for what the hook needs (never numpy/scipy). `main` is the single place where exceptions turn
-into messages and exit codes (docs/commands.md, "Exit codes"): 0 ok, 1 findings, 2 usage/plan error, 3 cannot verify.
+into messages and exit codes (docs/commands.md, "Exit codes"): 0 ok, 1 findings, 2 usage/plan
+error, 3 cannot verify.
 """
 
 from __future__ import annotations

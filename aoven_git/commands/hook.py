@@ -56,7 +56,33 @@ def _amend_hint(study: Study, paths: set[str]) -> set[str]:
     return {p for p in paths if p not in before}
 
 
-def messages(study: Study) -> list[str]:
+def row_warnings(plan: object, hist: object, paths: list[str], email: str) -> list[str]:
+    """Reconciliation rows this commit writes for a rater it is not made by: they will count for
+    nobody (`unattributed-row`). A warning, not a refusal: it breaks no seal, but the cell then lacks
+    that rater's own statement (docs/sealing.md, "Attributed consensus")."""
+    from aoven_git.attribution import Author, row_author_ok
+    from aoven_git.reconciliation import parse_reconciliation
+
+    nodes = hist.nodes  # type: ignore[attr-defined]
+    out = []
+    for path in paths:
+        new = hist.blobs.get(nodes[-1].state[path].blob, b"")  # type: ignore[attr-defined]
+        old_entry = nodes[0].state.get(path) if len(nodes) > 1 else None
+        old = set(hist.blobs.get(old_entry.blob, b"").decode("utf-8", "replace").splitlines()) \
+            if old_entry else set()  # type: ignore[attr-defined]
+        lines = new.decode("utf-8", "replace").splitlines()
+        for row in parse_reconciliation(plan, path, new).rows:  # type: ignore[arg-type]
+            if row.line <= len(lines) and lines[row.line - 1] not in old:
+                ok, why = row_author_ok(plan, row.rater, Author("(staged)", email))  # type: ignore[arg-type]
+                if not ok:
+                    out.append(f"{path}:{row.line}: unattributed-row: the row of {row.rater} for {row.key} "
+                               f"is {why.replace('last written', 'being written')}: it will be ignored; "
+                               f"{row.rater} writes and commits their own row")
+    return out
+
+
+def messages(study: Study) -> tuple[list[str], list[str]]:
+    """The problems that refuse the commit, and warnings that do not."""
     from aoven_git import ledger, naming
     from aoven_git.history import staged_history
     from aoven_git.plan import MAX_PLAN_BYTES
@@ -65,17 +91,19 @@ def messages(study: Study) -> list[str]:
 
     plan_rel, plan = _plans(study)
     if plan is None:
-        return []
+        return [], []
     hist = staged_history(str(study.root), track=lambda p: ledger.tracked(plan, plan_rel, p),  # type: ignore[arg-type]
                           want_blob=ledger.want_blob(plan, plan_rel, MAX_PLAN_BYTES))  # type: ignore[arg-type]
     staged = hist.nodes[-1].state
     before = hist.nodes[0].state if len(hist.nodes) > 1 else {}
     changed = sorted(p for p in set(staged) | set(before) if staged.get(p) != before.get(p))
     if not changed:
-        return []
+        return [], []
     kinds = {p: naming.classify(plan, p).kind for p in changed}  # type: ignore[arg-type]
     files = [p for p in changed if p in staged and kinds[p] in ("score", "reconciliation")]
     out = _validation(study, plan, hist, files)
+    warnings = row_warnings(plan, hist, [p for p in files if kinds[p] == "reconciliation"],
+                            hist.nodes[-1].email)
     violations = check_staged(plan, hist, plan_rel, forced=os.environ.get(FORCE_ENV) == "reveal")  # type: ignore[arg-type]
     amended = _amend_hint(study, {v.path for v in violations if v.path and v.code in (
         "modified-after-seal", "deleted-after-seal")})
@@ -83,7 +111,7 @@ def messages(study: Study) -> list[str]:
         redo = (" (amending the commit that added it, before pushing? undo that commit with "
                 "`git reset --soft HEAD~1` and commit again)") if v.path in amended else ""
         out.append(f"{v.path or plan_rel}: {v.code}: {v.message}{redo}")
-    return out
+    return out, warnings
 
 
 @click.group("hook")
@@ -99,7 +127,9 @@ def pre_commit(study: Study) -> int:
 
     if not study.in_git:
         raise CannotVerify(f"{study.root} is not a git repository")
-    problems = messages(study)
+    problems, warnings = messages(study)
+    for w in warnings:
+        click.echo(f"aoven-git pre-commit: warning: {w}", err=True)
     if not problems:
         return 0
     click.echo("aoven-git pre-commit: commit refused:", err=True)

@@ -169,3 +169,22 @@ def test_amending_the_commit_that_added_a_seal_says_how_to_redo_it(hooked: Study
     hooked.write(hooked.seal_path("cto"), "changed\n")
     res = commit(hooked, "cto", "reseal", hooked.seal_path("cto"))
     assert res.returncode != 0 and "modified-after-seal" in res.stderr and "reset --soft" not in res.stderr
+
+
+def test_reconciliation_rows_for_another_rater_are_a_warning(hooked: Study) -> None:
+    """The hook lets a reconciliation row written for someone else through, but says it will be
+    ignored: each rater commits their own row (unattributed-row)."""
+    s = hooked
+    for r in ("cto", "logician"):
+        s.digest_seal(r)
+    for r in ("cto", "logician"):
+        s.reveal(r)
+    header = "| Cell | Rater | Justification | Consensus |\n|---|---|---|---|\n"
+    s.write("study/reconciliation.md", header + '| Q1/A/D1 | logician | "x" | 1 |\n')
+    proc = commit(s, "lead", "the lead writes logician's row", "study/reconciliation.md")
+    assert proc.returncode == 0, proc.stderr
+    assert ("warning: study/reconciliation.md:3: unattributed-row: the row of logician for Q1/A/D1 is being "
+            "written by lead@example.org, not by logician: it will be ignored") in proc.stderr
+    s.write("study/reconciliation.md", header + '| Q1/A/D1 | logician | "x" | 1 |\n| Q1/A/D1 | cto | "y" | 1 |\n')
+    proc = commit(s, "cto", "cto's own row", "study/reconciliation.md")
+    assert proc.returncode == 0 and "unattributed-row" not in proc.stderr, proc.stderr
