@@ -185,6 +185,7 @@ def test_reconciliation_rows_for_another_rater_are_a_warning(hooked: Study) -> N
     assert proc.returncode == 0, proc.stderr
     assert ("warning: study/reconciliation.md:3: unattributed-row: the row of logician for Q1/A/D1 is being "
             "written by lead@example.org, not by logician: it will be ignored") in proc.stderr
-    s.write("study/reconciliation.md", header + '| Q1/A/D1 | logician | "x" | 1 |\n| Q1/A/D1 | cto | "y" | 1 |\n')
+    rows = '| Q1/A/D1 | logician | "x" | 1 |\n| Q1/A/D1 | cto | "y" | 1 |\n'
+    s.write("study/reconciliation.md", header + rows)
     proc = commit(s, "cto", "cto's own row", "study/reconciliation.md")
     assert proc.returncode == 0 and "unattributed-row" not in proc.stderr, proc.stderr
