@@ -132,19 +132,35 @@ def hooks_dir(root: str | Path) -> Path:
     return path if path.is_absolute() else Path(root) / path
 
 
-def config_get(root: str | Path, key: str) -> str | None:
-    """A configuration value as the repository sees it (GitPython's reader: repository, global
-    and system files)."""
+def config_get(root: str | Path, key: str, *, local: bool = False) -> str | None:
+    """A configuration value as the repository sees it, or only its own `.git/config` with
+    `local` (GitPython's reader; never used by the hook, which must stay light)."""
     repo = open_repo(root)
     if repo is None:
         return None
+    import configparser
+
     section, _, option = key.rpartition(".")
     try:
-        with repo.config_reader() as reader:
-            value = reader.get_value(section, option, default=None)
+        with repo.config_reader("repository" if local else None) as reader:
+            return str(reader.get_value(section, option))
+    except (configparser.NoSectionError, configparser.NoOptionError):
+        return None
     finally:
         repo.close()
-    return None if value is None else str(value)
+
+
+def config_set(root: str | Path, key: str, value: str) -> None:
+    """Write `key = value` to the repository's own `.git/config` (GitPython's writer)."""
+    repo = open_repo(root)
+    if repo is None:
+        raise CannotVerify(f"{root} is not a git repository")
+    section, _, option = key.rpartition(".")
+    try:
+        with repo.config_writer("repository") as writer:
+            writer.set_value(section, option, value)
+    finally:
+        repo.close()
 
 
 def user_email(root: str | Path) -> str | None:

@@ -58,13 +58,12 @@ def record_python(root: Path) -> tuple[str | None, str | None]:
     symlink would name the base interpreter, which lacks aoven-git."""
     from aoven_git import gitio
 
-    proc = gitio.run_git(["config", "--local", "--get", PYTHON_KEY], root, check=False)
-    previous = proc.stdout.decode("utf-8", "surrogateescape").strip() or None
+    previous = gitio.config_get(root, PYTHON_KEY, local=True) or None
     if not sys.executable:  # an embedded interpreter: nothing to record
         return None, previous
     python = os.path.abspath(sys.executable)
     if python != previous:
-        gitio.run_git(["config", "--local", PYTHON_KEY, python], root)
+        gitio.config_set(root, PYTHON_KEY, python)
     return python, previous
 
 
