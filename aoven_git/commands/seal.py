@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from aoven_git.commands._common import Study, study_options
-from aoven_git.errors import CannotVerify
+from aoven_git.errors import CannotVerify, FindingsError
 from aoven_git.model import SheetId
 
 
@@ -19,6 +19,25 @@ def _reveal_args(study: Study, sheet: SheetId) -> str:
     if sheet.round_id != plan.main_round.id:
         args += f" --round {sheet.round_id}"
     return args
+
+
+def _refuse_after_key(study: Study, sheet: SheetId) -> None:
+    """A committed key of a blind pass shows the condition of every item of that pass, so it is
+    everyone's plaintext of every pass sharing a condition with it: a seal of such a pass now could
+    only be a violation (docs/blinding.md, "What verify-seal proves")."""
+    from aoven_git import gitio, naming
+    from aoven_git.seal_rules import overlap
+
+    plan = study.plan
+    if sheet.amendment:
+        return  # amendments come after the reveals, and are ordered among themselves
+    keys = [naming.blind_key_path(plan, p.id) for p in plan.passes
+            if p.blind and overlap(plan, p.id, sheet.pass_id)]
+    committed = sorted(gitio.head_blobs(study.root, keys)) if keys else []
+    if committed:
+        raise FindingsError(f"the key of a blind pass is already committed ({', '.join(committed)}): it "
+                            f"shows the condition of every item, so a seal of {sheet.pass_id} now could only "
+                            "be a visible-at-seal violation. Nothing was changed.")
 
 
 @click.command("seal")
@@ -39,6 +58,7 @@ def command(study: Study, rater: str | None, pass_id: str | None, round_id: str 
     if not study.in_git:
         raise CannotVerify(f"{study.root} is not a git repository: sealing needs commits")
     tgt = target(study.plan, rater, pass_id, round_id, study.relpath(file) if file else None, amendment)
+    _refuse_after_key(study, tgt.sheet)
     result = seal(study.root, study.plan, tgt, commit=not no_commit, plan_path=study.relpath(study.plan_file))
     if result.commit:
         click.echo(f"sealed {tgt.sheet}: committed {tgt.seal} in {result.commit[:10]} "
