@@ -114,6 +114,14 @@ def test_key_out_never_overwrites(study: BlindStudy, tmp_path: Path) -> None:
     assert (tmp_path / "mine.json").read_text(encoding="utf-8") == "precious\n"
 
 
+def test_a_key_path_that_cannot_be_written_leaves_nothing_behind(study: BlindStudy, tmp_path: Path) -> None:
+    study.start()
+    (tmp_path / "afile").write_text("a file, not a folder\n", encoding="utf-8")
+    err = refused(study, 2, "blind", "--pass", "hidden", "--key-out", str(tmp_path / "afile" / "k.json"))
+    assert "cannot write the key or the corpus" in err and "nothing was written" in err
+    assert not (study.path / CORPUS).exists() and not (study.path / KEY_SEAL).exists()
+
+
 # --------------------------------------------------------------------------- unblind
 
 

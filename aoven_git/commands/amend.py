@@ -188,8 +188,11 @@ def import_(study: Study, file: str, amendment_id: str, output: str | None, forc
     target, rel = _output(study, plan, sheet, output, force)
     text = render_amendment(plan, sheet, source, rows)
     _check_output(study, plan, sheet, text)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8", newline="\n")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8", newline="\n")
+    except OSError as exc:
+        raise UsageError(f"cannot write {rel}: {exc.strerror or exc}") from None
     changed = sum(r.origin.startswith("re-score") for r in rows)
     click.echo(f"wrote {rel}: {len(rows)} cells of amendment {a.id} for {sheet.rater} "
                f"({changed} re-scored, {len(rows) - changed} kept as sealed)")

@@ -179,7 +179,11 @@ def command(study: Study, pass_id: str, key_out: str | None) -> int:
     if not isinstance(built, Corpus):
         raise FindingsError(f"pass {p.id} cannot be blinded: {len(built)} blinded text(s) would still show "
                             "their condition (nothing was written):\n  " + "\n  ".join(map(str, built)))
-    paths, sha = _write(study, plan, p, built, target)
+    try:
+        paths, sha = _write(study, plan, p, built, target)
+    except OSError as exc:  # everything written was removed again
+        raise UsageError(f"cannot write the key or the corpus ({exc.filename or target}): "
+                         f"{exc.strerror or exc}; nothing was written") from None
     click.echo(f"blinded pass {p.id}: {len(paths) - 1} items committed in {sha[:10]} with the key's digest "
                f"({paths[-1]})")
     click.echo(f"key written to {target}. Keep it safe and private, byte for byte: it is the only record "

@@ -116,6 +116,9 @@ def command(study: Study, pass_id: str, key_file: str) -> int:
         raise FindingsError(f"not every required rater has sealed the passes sharing a condition with {p.id} "
                             f"in HEAD (missing: {', '.join(missing)}): the key would show them the condition "
                             "of every item. Wait for their seals; nothing was written")
-    rel, sha = _commit(study, plan, p, data)
+    try:
+        rel, sha = _commit(study, plan, p, data)
+    except OSError as exc:
+        raise UsageError(f"cannot write {naming.blind_key_path(plan, p.id)}: {exc.strerror or exc}") from None
     click.echo(f"unblinded pass {p.id}: {rel} committed in {sha[:10]}; raters can now reveal their sheets")
     return 0
