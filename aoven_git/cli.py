@@ -33,6 +33,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hook": ("hook", "Git hook entry points (pre-commit)."),
     "install-hook": ("install_hook", "Install the pre-commit hook into .git/hooks."),
     "disagreements": ("disagreements", "List disagreeing cells; write a reconciliation template."),
+    "amend": ("amend", "Amendments: import in-file re-score tables as an amendment's score file."),
+    "blind": ("blind", "Blind a pass: opaque items committed, the key sealed as its digest."),
+    "unblind": ("unblind", "Commit a blind pass's key once every required rater has sealed."),
     "report": ("report", "Agreement, verdict and charts as Markdown, JSON or HTML."),
     "demo": ("demo", "Replay the bundled example study in a throwaway repository."),
 }

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from aoven_git.mdtables import Heading, Table
 from aoven_git.model import CellKey, Findings
 from aoven_git.score_columns import Columns, read_header
-from aoven_git.score_ids import PlanIds
+from aoven_git.score_ids import BLIND_CONDITION, PlanIds
 
 EMPTY_SCORES = frozenset({"", "-", "–", "—", "?", "_", "…", "..."})
 INT_RE = re.compile(r"^[+-]?[0-9]{1,18}$")
@@ -55,6 +55,17 @@ class Placed:
     question: str | None
     condition: str | None
     context_problem: bool  # under a heading naming an unknown question/condition
+
+
+@dataclass(frozen=True)
+class BlindScope:
+    """A sheet of a blind pass: its rows name opaque items of the pass's corpus, not questions
+    and conditions (docs/blinding.md, "Blind score sheets"). `items` are the corpus ids, None
+    when the caller does not know the corpus (then any well-formed id is read, completeness is
+    not checked)."""
+
+    pass_id: str
+    items: frozenset[str] | None
 
 
 @dataclass
@@ -179,8 +190,11 @@ def place_tables(blocks: list[Heading | Table], ids: PlanIds, found: Findings) -
 class _Reader:
     """Reads the score tables of one file into `Parsed` (first table wins)."""
 
-    def __init__(self, ids: PlanIds, found: Findings, default_condition: str | None) -> None:
+    def __init__(
+        self, ids: PlanIds, found: Findings, default_condition: str | None, blind: BlindScope | None
+    ) -> None:
         self.ids, self.found, self.default_condition = ids, found, default_condition
+        self.blind = blind
         self.out = Parsed()
 
     def put(self, table_line: int, raw: Raw) -> None:
@@ -251,8 +265,10 @@ class _Reader:
 
     def _rows(self, p: Placed, kind: str) -> None:
         cols = p.cols
+        if self.blind is not None and not self._blind_table(p):
+            return
         has_q = "question" in cols.roles or p.question is not None
-        fixed_c = cols.condition or p.condition or self.default_condition
+        fixed_c = BLIND_CONDITION if self.blind else cols.condition or p.condition or self.default_condition
         has_c = "condition" in cols.roles or fixed_c is not None
         if not has_q or (not has_c and "question" not in cols.roles):
             self._context_missing(p, has_q, has_c)
@@ -281,6 +297,9 @@ class _Reader:
         if not any(c.strip() for c in row):
             return None
         roles, ids = p.cols.roles, self.ids
+        if self.blind is not None:
+            item = self._blind_item(line, _col(row, roles.get("question")), self.blind)
+            return None if item is None else (item, BLIND_CONDITION, False)
         q, fused = p.question, None
         if "question" in roles:
             qtext = _col(row, roles.get("question"))
@@ -305,6 +324,40 @@ class _Reader:
                 return None
             return q or "", c, fused is not None
         return q or "", fused or fixed_c, fused is not None
+
+    def _blind_table(self, p: Placed) -> bool:
+        """A table of a blind sheet names its items in an Item column and no condition."""
+        roles, line, pass_id = p.cols.roles, p.table.line, self.blind.pass_id  # type: ignore[union-attr]
+        if "question" not in roles:
+            self.found.error(line, "section-context-missing", f"pass {pass_id} is blind: a score table "
+                             "needs an Item column holding the blind ids (`| Item | D1 | … |`)")
+            return False
+        if "condition" in roles or p.cols.condition:
+            self.found.error(line, "unknown-condition", f"pass {pass_id} is blind: items have no "
+                             "condition until the key is revealed; drop the condition column")
+            return False
+        return True
+
+    def _blind_item(self, line: int, text: str, blind: BlindScope) -> str | None:
+        """The blind id a row names, or None after an `unknown-item` error (or for a blank row)."""
+        from aoven_git.blinding import is_blind_id
+
+        tok = self.ids.token(text)
+        if not tok:
+            return None
+        ident = tok.lower()
+        if is_blind_id(ident) and (blind.items is None or ident in blind.items):
+            return ident
+        where = f"blind/{blind.pass_id}/"
+        if is_blind_id(ident):
+            why = f"item {tok!r} is not in the blinded corpus of pass {blind.pass_id} ({where})"
+        elif self.ids.question(tok) is not None:
+            why = (f"pass {blind.pass_id} is blind: score the opaque items of {where} (`| Item | D1 | … |`), "
+                   f"not question {tok}")
+        else:
+            why = f"{tok!r} is not a blind item id of pass {blind.pass_id} (the file names in {where})"
+        self.found.error(line, "unknown-item", why)
+        return None
 
     def _wide_row(self, p: Placed, line: int, row: list[str], item: tuple[str, str, bool]) -> None:
         q, c, fused = item
@@ -397,9 +450,15 @@ def _check_sum(written: str, scores: list[int | None], item: str, line: int, fou
             )
 
 
-def read_cells(placed: list[Placed], ids: PlanIds, found: Findings, default_condition: str | None) -> Parsed:
+def read_cells(
+    placed: list[Placed],
+    ids: PlanIds,
+    found: Findings,
+    default_condition: str | None,
+    blind: BlindScope | None = None,
+) -> Parsed:
     """Cells of every score table, in file order; summaries and re-score tables set aside."""
-    reader = _Reader(ids, found, default_condition)
+    reader = _Reader(ids, found, default_condition, blind)
     for p in placed:
         reader.table(p)
     return reader.out

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from aoven_git.model import Cell, Findings, Plan
-from aoven_git.score_cells import Parsed, Raw
-from aoven_git.score_ids import PlanIds
+from aoven_git.model import Cell, CellKey, Findings, Plan
+from aoven_git.score_cells import BlindScope, Parsed, Raw
+from aoven_git.score_ids import BLIND_CONDITION, PlanIds
 from aoven_git.studyfile import Identity
 
 _CELL_KEYS = frozenset(("question", "condition", "dimension", "score", "line", "transitions", "citation"))
@@ -152,29 +152,70 @@ def _cell(plan: Plan, raw: Raw, ids: PlanIds, found: Findings) -> Cell | None:
 
 
 def check_cells(
-    plan: Plan, ident: Identity, parsed: Parsed, bad: set[int], ids: PlanIds, found: Findings
+    plan: Plan,
+    ident: Identity,
+    parsed: Parsed,
+    bad: set[int],
+    ids: PlanIds,
+    found: Findings,
+    blind: BlindScope | None = None,
 ) -> tuple[Cell, ...]:
     """The cells that pass every check against the plan, and a finding for each that does not."""
-    expected, expected_set = (
-        ids.expected(ident.sheet.pass_id, ident.sheet.round_id) if ident.known else ((), frozenset())
-    )
+    if ident.known and not _amendment_covers(plan, ident, found):
+        return ()
+    expected, expected_set = _expected(plan, ident, ids, blind)
     cells: list[Cell] = []
     for index, raw in enumerate(parsed.cells):
         if index in bad:
             continue
-        if ident.known and raw.k not in expected_set:
-            found.error(
-                raw.line,
-                "cell-not-in-pass",
-                f"{raw.key} is not scored in pass {ident.sheet.pass_id}, round {ident.sheet.round_id}",
-            )
+        if expected_set is not None and raw.k not in expected_set:
+            found.error(raw.line, *_outside(plan, ident, raw, ids))
             continue
         cell = _cell(plan, raw, ids, found)
         if cell is not None:
             cells.append(cell)
-    if ident.known and not parsed.header_problem:
+    if ident.known and not parsed.header_problem and expected_set is not None:
         _missing(plan, ident, parsed, expected, found)
     return tuple(cells)
+
+
+def _expected(
+    plan: Plan, ident: Identity, ids: PlanIds, blind: BlindScope | None
+) -> tuple[tuple[CellKey, ...], frozenset[tuple[str, str, str]] | None]:
+    """The cells the sheet must score, and as id triples; None: any cell it reads is accepted (a
+    blind sheet whose corpus the caller did not give, or a file of unknown identity)."""
+    if not ident.known:
+        return (), None
+    sheet = ident.sheet
+    if blind is None:
+        return ids.expected(sheet.pass_id, sheet.round_id, sheet.amendment)
+    p = plan.pass_(sheet.pass_id)
+    if blind.items is None or p is None:
+        return (), None
+    cells = tuple(ids.key((i, BLIND_CONDITION, d)) for i in sorted(blind.items) for d in p.dimensions)
+    return cells, frozenset((c.question, c.condition, c.dimension) for c in cells)
+
+
+def _amendment_covers(plan: Plan, ident: Identity, found: Findings) -> bool:
+    """An amendment file of a pass its amendment does not re-score has no cell to give."""
+    sheet = ident.sheet
+    a = plan.amendment(sheet.amendment) if sheet.amendment else None
+    if a is None or sheet.pass_id in a.passes:
+        return True
+    found.error(1, "cell-not-in-amendment", f"amendment {a.id} does not re-score pass {sheet.pass_id} "
+                f"(it re-scores {', '.join(a.passes)}): this file has nothing to score")
+    return False
+
+
+def _outside(plan: Plan, ident: Identity, raw: Raw, ids: PlanIds) -> tuple[str, str]:
+    """(code, message) for a cell the sheet must not score."""
+    sheet = ident.sheet
+    a = plan.amendment(sheet.amendment) if sheet.amendment else None
+    if a is None or raw.k not in ids.expected(sheet.pass_id, sheet.round_id)[1]:
+        return "cell-not-in-pass", f"{raw.key} is not scored in pass {sheet.pass_id}, round {sheet.round_id}"
+    return "cell-not-in-amendment", (
+        f"{raw.key} is outside amendment {a.id}, which re-scores only {', '.join(a.dimensions)} of "
+        f"condition {', '.join(a.conditions)}: leave the cell out (its pre-registered score stands)")
 
 
 def _missing(plan: Plan, ident: Identity, parsed: Parsed, expected: tuple[Any, ...], found: Findings) -> None:
@@ -186,8 +227,9 @@ def _missing(plan: Plan, ident: Identity, parsed: Parsed, expected: tuple[Any, .
             missing.setdefault(key.item, []).append(key.dimension)
     p = plan.pass_(ident.sheet.pass_id)
     default_line = parsed.first_table or 1
+    whole = p is not None and not ident.sheet.amendment  # an amendment's files list what they lack
     for (q, c), dims in missing.items():
-        what = "any dimension" if p is not None and len(dims) == len(p.dimensions) else ", ".join(dims)
+        what = "any dimension" if whole and len(dims) == len(p.dimensions) else ", ".join(dims)  # type: ignore[union-attr]
         found.error(
             parsed.item_lines.get((q, c), default_line), "missing-cell", f"{q}/{c}: no score for {what}"
         )

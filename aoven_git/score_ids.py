@@ -15,7 +15,11 @@ from collections.abc import Iterable
 
 from aoven_git.model import CellKey, Plan
 
-__all__ = ["PlanIds", "ids_for"]
+__all__ = ["BLIND_CONDITION", "PlanIds", "ids_for"]
+
+#: The condition of a cell of a blind pass before its key is revealed: the rater scored an opaque
+#: item (`CellKey(<blind id>, "?", <dimension>)`); the key maps it back (docs/blinding.md).
+BLIND_CONDITION = "?"
 
 _TOKEN_RE = re.compile(r"[^\s:;,.—–()\[\]/|]+")
 _COND_PREFIX_RE = re.compile(r"^(?:test|condition|cond)\b[\s_:.-]*", re.I)
@@ -56,7 +60,7 @@ class PlanIds:
         self.dimension_of = {d.id: d for d in plan.dimensions}
         self._keys: dict[tuple[str, str, str], CellKey] = {}
         self._expected: dict[
-            tuple[str, str], tuple[tuple[CellKey, ...], frozenset[tuple[str, str, str]]]
+            tuple[str, str, str | None], tuple[tuple[CellKey, ...], frozenset[tuple[str, str, str]]]
         ] = {}
 
     def key(self, k: tuple[str, str, str]) -> CellKey:
@@ -67,14 +71,15 @@ class PlanIds:
         return found
 
     def expected(
-        self, pass_id: str, round_id: str
+        self, pass_id: str, round_id: str, amendment: str | None = None
     ) -> tuple[tuple[CellKey, ...], frozenset[tuple[str, str, str]]]:
-        """The cells of a pass and round, in sheet order, and the same as a set of id triples."""
-        found = self._expected.get((pass_id, round_id))
+        """The cells of a pass and round (or of an amendment's re-scoring of them), in sheet
+        order, and the same as a set of id triples."""
+        found = self._expected.get((pass_id, round_id, amendment))
         if found is None:
-            cells = self.plan.expected_cells(pass_id, round_id)
+            cells = self.plan.expected_cells(pass_id, round_id, amendment=amendment)
             found = (cells, frozenset((c.question, c.condition, c.dimension) for c in cells))
-            self._expected[(pass_id, round_id)] = found
+            self._expected[(pass_id, round_id, amendment)] = found
         return found
 
     @staticmethod

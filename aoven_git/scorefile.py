@@ -34,8 +34,9 @@ not-utf8                 error    not UTF-8; line of the first bad byte
 symlink                  error    the score file is a symbolic link
 unknown-rater            error    `scores_*.md` naming no rater/round/pass of the plan
 front-matter-invalid     error    unclosed ``---``, bad YAML, wrong value type
-front-matter-mismatch    error    front matter rater/pass/round disagrees with the file name
-front-matter-unknown-key warning  a key other than rater/pass/round/nonce/plan_version
+front-matter-mismatch    error    front matter rater/pass/round disagrees with the file name, or
+                                  `amendment` with the file's amendment folder
+front-matter-unknown-key warning  a key other than rater/pass/round/amendment/nonce/plan_version
 plan-version-mismatch    error    front matter `plan_version` is not the plan's `version`
 no-score-table           error    no table whose header makes it a score table
 unknown-column           error    a header that is a near miss of a column the table needs
@@ -46,6 +47,10 @@ unknown-question         error    question id not in the plan (questions or hold
 unknown-condition        error    condition not in the plan
 unknown-dimension        error    dimension not in the plan
 cell-not-in-pass         error    known ids, but the cell is not part of this pass and round
+cell-not-in-amendment    error    an amendment's file: a cell the amendment does not re-score, or
+                                  (line 1) a file of a pass it does not re-score
+unknown-item             error    a blind pass's sheet: a row naming no item of the corpus
+no-blind-corpus          error    a blind pass's sheet while the pass has no blinded corpus
 score-not-integer        error    score is not a whole number (``2.5``, ``x``)
 score-off-scale          error    integer outside the plan's scale
 duplicate-cell           error    the same cell twice in one table (the first row counts)
@@ -76,13 +81,14 @@ File-level findings (size, encoding, symlink, identity, no table) point at line 
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from aoven_git import mdtables
 from aoven_git.model import Findings, Plan, ScoreSheet
-from aoven_git.score_cells import Note, Parsed, place_tables, read_cells
+from aoven_git.score_cells import BlindScope, Note, Parsed, place_tables, read_cells
 from aoven_git.score_checks import cell_conforms, check_cells, document, schema_check
-from aoven_git.score_ids import ids_for
+from aoven_git.score_ids import BLIND_CONDITION, ids_for
 from aoven_git.score_rescore import Rescore, read_rescores
 from aoven_git.score_summary import check_summaries
 from aoven_git.studyfile import (
@@ -97,6 +103,7 @@ from aoven_git.studyfile import (
 )
 
 __all__ = [
+    "BLIND_CONDITION",
     "MAX_BYTES",
     "Note",
     "ParsedSheet",
@@ -140,7 +147,28 @@ def _single_condition(plan: Plan, ident: Identity) -> str | None:
     return p.conditions[0] if p is not None and len(p.conditions) == 1 else None
 
 
-def _parse(plan: Plan, path: str, data: bytes, is_symlink: bool) -> tuple[ParsedSheet, list[Rescore]]:
+def _blind_scope(
+    plan: Plan, ident: Identity, blind_items: Mapping[str, Collection[str]] | None, found: Findings
+) -> BlindScope | None:
+    """The blind scope of a sheet of a blind pass in the verdict round (amendments re-score by
+    question and condition: they come after the key is public), else None."""
+    sheet = ident.sheet
+    p = plan.pass_(sheet.pass_id) if ident.known else None
+    if p is None or not p.blind or sheet.amendment or sheet.round_id != plan.main_round.id:
+        return None
+    if blind_items is None:
+        return BlindScope(p.id, None)
+    items = blind_items.get(p.id)
+    if not items:
+        found.error(1, "no-blind-corpus", f"pass {p.id} is blind, but {plan.study_dir}/blind/{p.id}/ holds "
+                    f"no blinded items yet: the study lead runs `aoven-git blind --pass {p.id}` first")
+        return BlindScope(p.id, None)
+    return BlindScope(p.id, frozenset(items))
+
+
+def _parse(
+    plan: Plan, path: str, data: bytes, is_symlink: bool, blind_items: Mapping[str, Collection[str]] | None
+) -> tuple[ParsedSheet, list[Rescore]]:
     found = Findings(path)
     sf = read_study_file(plan, path, data, SCORE, found, is_symlink=is_symlink)
     ident = score_identity(plan, sf, found)
@@ -148,7 +176,8 @@ def _parse(plan: Plan, path: str, data: bytes, is_symlink: bool) -> tuple[Parsed
         return _sheet(path, ident, None, (), found), []
     ids = ids_for(plan)
     single = _single_condition(plan, ident)
-    parsed = read_cells(place_tables(mdtables.blocks(sf.body), ids, found), ids, found, single)
+    blind = _blind_scope(plan, ident, blind_items, found)
+    parsed = read_cells(place_tables(mdtables.blocks(sf.body), ids, found), ids, found, single, blind)
     in_pass = ids.expected(ident.sheet.pass_id, ident.sheet.round_id)[1] if ident.known else None
     found_rescores = read_rescores(
         plan, ids, parsed, found, path=path, in_pass=in_pass, default_condition=single
@@ -160,17 +189,28 @@ def _parse(plan: Plan, path: str, data: bytes, is_symlink: bool) -> tuple[Parsed
         return _sheet(path, ident, parsed, (), found), found_rescores
     scale = f"{plan.scale.min}–{plan.scale.max}"
     bad = schema_check(document(ident, parsed.cells), parsed.cells, found, ident.known, scale)
-    cells = check_cells(plan, ident, parsed, bad, ids, found)
+    cells = check_cells(plan, ident, parsed, bad, ids, found, blind)
     return _sheet(path, ident, parsed, cells, found), found_rescores
 
 
-def parse_score_file(plan: Plan, path: str, data: bytes, *, is_symlink: bool = False) -> ParsedSheet:
+def parse_score_file(
+    plan: Plan,
+    path: str,
+    data: bytes,
+    *,
+    is_symlink: bool = False,
+    blind_items: Mapping[str, Collection[str]] | None = None,
+) -> ParsedSheet:
     """Parse and check one score file. `path` is repository-relative (posix); never raises for
-    bad content: every problem is a finding on the returned sheet."""
-    return _parse(plan, path, data, is_symlink)[0]
+    bad content: every problem is a finding on the returned sheet.
+
+    `blind_items` maps each blind pass to the ids of its corpus (`blind/<pass>/<id>.md`): a sheet
+    of a blind pass must score exactly those items. Without it, any well-formed blind id is read
+    and completeness is not checked (what the sealing rules need to recognise a score table)."""
+    return _parse(plan, path, data, is_symlink, blind_items)[0]
 
 
 def rescores(plan: Plan, path: str, data: bytes) -> list[Rescore]:
     """The re-scores of a score file's re-score tables (see the module docstring); the file's
     findings about them are on `parse_score_file`'s sheet."""
-    return _parse(plan, path, data, False)[1]
+    return _parse(plan, path, data, False, None)[1]

@@ -57,7 +57,7 @@ class FileKind:
 SCORE = FileKind(
     "score",
     "score files",
-    ("rater", "pass", "round", "nonce", "plan_version"),
+    ("rater", "pass", "round", "amendment", "nonce", "plan_version"),
     "unknown-rater",
     "file name names no known rater",
     " (a link could point anywhere, including at another rater's scores)",
@@ -65,7 +65,7 @@ SCORE = FileKind(
 RECONCILIATION = FileKind(
     "reconciliation",
     "reconciliation files",
-    ("pass", "round", "plan_version"),
+    ("pass", "round", "amendment", "plan_version"),
     "reconciliation-name-unknown",
     "the file name names no known round/pass",
 )
@@ -400,7 +400,9 @@ class Identity:
 
 def score_identity(plan: Plan, sf: StudyFile, found: Findings) -> Identity:
     """A score file's identity: the name decides; front matter must agree with it. A file not
-    named like a score file (an explicit path) is identified by its front matter alone."""
+    named like a score file (an explicit path) is identified by its front matter alone. The
+    amendment of a file is its folder (`amendments/<id>/`); `amendment:` in the front matter must
+    name the same one (docs/amendments.md)."""
     primary, main = plan.primary_pass.id, plan.main_round.id
     sheet = sf.named or SheetId("", primary, main)
     nonce = sf.front.get("nonce")
@@ -413,11 +415,19 @@ def score_identity(plan: Plan, sf: StudyFile, found: Findings) -> Identity:
     if sf.named is not None:
         expected = {"rater": sheet.rater, "pass": sheet.pass_id, "round": sheet.round_id}
         report_name_mismatches(sf.path, sf.front, expected, sf.lines, found)
+        _amendment_mismatch(sf, sheet.amendment, found)
         return Identity(sheet, True, nonce, sf.plan_version)
     if sf.named_kind:
         return Identity(sheet, False, nonce, sf.plan_version)
+    return _front_identity(plan, sf, found)
+
+
+def _front_identity(plan: Plan, sf: StudyFile, found: Findings) -> Identity:
+    """The identity of a file whose name says nothing: its front matter alone."""
     rater = sf.front.get("rater")
-    pass_id, round_id = sf.front.get("pass", primary), sf.front.get("round", main)
+    pass_id = sf.front.get("pass", plan.primary_pass.id)
+    round_id = sf.front.get("round", plan.main_round.id)
+    amendment = sf.front.get("amendment")
     known = bool(rater and plan.rater(rater) and plan.pass_(pass_id) and plan.round_(round_id))
     if not known:
         found.error(
@@ -425,7 +435,23 @@ def score_identity(plan: Plan, sf: StudyFile, found: Findings) -> Identity:
             "unknown-rater",
             f"front matter does not name a known rater/pass/round ({rater}/{pass_id}/{round_id})",
         )
-    return Identity(SheetId(rater or "", pass_id, round_id), known, nonce, sf.plan_version)
+    elif amendment is not None and plan.amendment(amendment) is None:
+        known = False
+        found.error(sf.lines.get("amendment", 2), "front-matter-invalid",
+                    f"front matter names amendment {amendment!r}, which is not in the plan")
+    sheet = SheetId(rater or "", pass_id, round_id, amendment)
+    return Identity(sheet, known, sf.front.get("nonce"), sf.plan_version)
+
+
+def _amendment_mismatch(sf: StudyFile, amendment: str | None, found: Findings) -> None:
+    """`amendment:` in the front matter of a file whose folder says otherwise."""
+    said = sf.front.get("amendment")
+    if said is None or said == amendment:
+        return
+    where = (f"the file lies in amendments/{amendment}/" if amendment
+             else "the file is not in an amendment folder (amendments/<id>/)")
+    found.error(sf.lines.get("amendment", 2), "front-matter-mismatch",
+                f"front matter says amendment: {said} but {where}")
 
 
 def reconciliation_identity(plan: Plan, sf: StudyFile, found: Findings) -> Identity:
@@ -443,8 +469,9 @@ def reconciliation_identity(plan: Plan, sf: StudyFile, found: Findings) -> Ident
             ids.pop(key)
     if sf.named is not None:
         report_name_mismatches(sf.path, ids, {"pass": pass_id, "round": round_id}, sf.lines, found)
+        _amendment_mismatch(sf, sf.named.amendment, found)
     else:  # not named like a reconciliation file (an explicit path): the front matter decides
         pass_id, round_id = ids.get("pass", pass_id), ids.get("round", round_id)
     known = plan.pass_(pass_id) is not None and plan.round_(round_id) is not None
-    amendment = sf.named.amendment if sf.named else None
+    amendment = sf.named.amendment if sf.named is not None else None
     return Identity(SheetId("", pass_id, round_id, amendment), known, None, sf.plan_version)

@@ -8,6 +8,7 @@ the `validate` command renders as text, JSON or GitHub annotations (docs/score-f
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
@@ -15,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from aoven_git.model import Finding, Findings, Plan, ScoreSheet, SheetId, sort_findings
-from aoven_git.naming import classify
+from aoven_git.naming import AMENDMENTS_DIR, classify
 from aoven_git.quotes import ResponseTexts, extract_quotes, has_quote, shorten
-from aoven_git.scorefile import MAX_BYTES, Note, parse_score_file
+from aoven_git.scorefile import BLIND_CONDITION, MAX_BYTES, Note, parse_score_file
 
 STUDY_KINDS = ("score", "reconciliation")
 
@@ -35,6 +36,7 @@ class FileResult:
     findings: tuple[Finding, ...]
     layout: str | None = None
     notes: tuple[Note, ...] = ()  # read but not used: ignored tables and columns (`--verbose`)
+    amendment: str | None = None  # the amendment whose folder holds the file
 
     @property
     def errors(self) -> list[Finding]:
@@ -56,6 +58,8 @@ class FileResult:
             "errors": [f.as_dict() for f in self.errors],
             "warnings": [f.as_dict() for f in self.warnings],
         }
+        if self.amendment:
+            out["amendment"] = self.amendment
         if verbose:
             out["notes"] = [{"line": n.line, "message": n.message} for n in self.notes]
         return out
@@ -63,10 +67,16 @@ class FileResult:
 
 @dataclass
 class ValidationReport:
-    """Everything `validate` found. `sheets` carry all their findings, cross-file ones included."""
+    """Everything `validate` found. `sheets` carry all their findings, cross-file ones included.
+
+    `sheets` are the study's own score files, what the pre-registered verdict is computed from;
+    the re-scores of amendments are kept apart in `amendment_sheets` (each with `sheet.amendment`
+    set), so that no caller mixes them into the pre-registered scores by accident. `files` lists
+    every checked file, amendment files included."""
 
     sheets: list[ScoreSheet]
     files: list[FileResult] = field(default_factory=list)
+    amendment_sheets: list[ScoreSheet] = field(default_factory=list)
 
     @property
     def findings(self) -> dict[str, list[Finding]]:
@@ -104,21 +114,35 @@ def read_limited(path: Path) -> bytes:
         return fh.read(MAX_BYTES + 1)
 
 
-def work_tree_sources(root: Path, plan: Plan) -> tuple[dict[str, bytes], set[str]]:
+def work_tree_sources(
+    root: Path, plan: Plan, *, amendments: bool = False
+) -> tuple[dict[str, bytes], set[str]]:
     """All score and reconciliation files of the study dir in the work tree, and which are symlinks.
 
-    Only the study dir itself is searched (not sub-folders: seals/ and response folders hold no
-    score files). A symlink is not followed; its target text stands in for its content.
+    Only the study dir itself is searched (seals/ and response folders hold no score files), and,
+    with `amendments`, each amendment's folder `amendments/<id>/` (docs/amendments.md). A symlink
+    is not followed; its target text stands in for its content.
     """
-    study = root / plan.study_dir
     files: dict[str, bytes] = {}
     links: set[str] = set()
+    folders = [plan.study_dir]
+    if amendments:
+        base = root / plan.study_dir / AMENDMENTS_DIR
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            folders += sorted(f"{plan.study_dir}/{AMENDMENTS_DIR}/{e.name}" for e in os.scandir(base)
+                              if e.is_dir(follow_symlinks=False))
+    for folder in folders:
+        _read_folder(root, plan, folder, files, links)
+    return files, links
+
+
+def _read_folder(root: Path, plan: Plan, folder: str, files: dict[str, bytes], links: set[str]) -> None:
     try:
-        entries = sorted(os.scandir(study), key=lambda e: e.name)
+        entries = sorted(os.scandir(root / folder), key=lambda e: e.name)
     except (FileNotFoundError, NotADirectoryError):
-        return files, links
+        return
     for entry in entries:
-        rel = f"{plan.study_dir}/{entry.name}"
+        rel = f"{folder}/{entry.name}"
         if classify(plan, rel).kind not in STUDY_KINDS:
             continue
         if entry.is_symlink():
@@ -126,7 +150,22 @@ def work_tree_sources(root: Path, plan: Plan) -> tuple[dict[str, bytes], set[str
             files[rel] = os.readlink(entry.path).encode("utf-8", "surrogateescape")
         elif entry.is_file():
             files[rel] = read_limited(Path(entry.path))
-    return files, links
+
+
+def blind_corpus(
+    plan: Plan, root: Path | None, responses: Mapping[str, str] | None
+) -> dict[str, frozenset[str]] | None:
+    """The item ids of every blind pass's corpus: from the given files (the index, a commit), else
+    from the work tree; None when there is neither (then blind sheets are read leniently)."""
+    from aoven_git.blind_corpus import corpus_ids, work_tree_corpus_ids
+
+    if not any(p.blind for p in plan.passes) or (root is None and responses is None):
+        return None
+    found = corpus_ids(plan, responses or ())
+    if root is not None:
+        on_disk = work_tree_corpus_ids(root, plan)
+        found = {p: found.get(p) or on_disk.get(p, frozenset()) for p in found}
+    return found
 
 
 # --------------------------------------------------------------------------- checks
@@ -150,17 +189,18 @@ def _check_reconciliation(
     from aoven_git.reconciliation import check_reconciliation, parse_reconciliation
 
     rec = parse_reconciliation(plan, path, data, is_symlink=is_symlink)
-    pool = list(sheets)
+    named = classify(plan, path).sheet
+    amendment = named.amendment if named is not None else None
+    # an amendment's reconciliation settles its re-scores; the study's settles the scores
+    pool = [s for s in sheets if s.sheet.amendment == amendment]
     work_tree = responses.root is not None and responses.given is None
     if work_tree and responses.root is not None and not any(
-        s.sheet.pass_id == rec.pass_id and s.sheet.round_id == rec.round_id for s in sheets
+        s.sheet.pass_id == rec.pass_id and s.sheet.round_id == rec.round_id for s in pool
     ):
-        files, links = work_tree_sources(responses.root, plan)
-        pool += [
-            parse_score_file(plan, p, b, is_symlink=p in links)
-            for p, b in files.items()
-            if classify(plan, p).kind == "score"
-        ]
+        files, links = work_tree_sources(responses.root, plan, amendments=amendment is not None)
+        more = [parse_score_file(plan, p, b, is_symlink=p in links) for p, b in files.items()
+                if classify(plan, p).kind == "score"]
+        pool += [s for s in more if s.sheet.amendment == amendment]
     findings = check_reconciliation(plan, rec, pool, responses if responses.available else None)
     return FileResult(
         path,
@@ -173,12 +213,16 @@ def _check_reconciliation(
     )
 
 
-def _quote_findings(plan: Plan, sheet: ScoreSheet, responses: ResponseTexts) -> list[Finding]:
+def _quote_findings(
+    plan: Plan, sheet: ScoreSheet, responses: ResponseTexts, corpus: Mapping[str, frozenset[str]] | None
+) -> list[Finding]:
     """`quote-not-found` for each quoted phrase of a citation missing from the cell's response."""
     p = plan.pass_(sheet.sheet.pass_id)
     rnd = plan.round_(sheet.sheet.round_id)
     if p is None or rnd is None:
         return []
+    if sheet.cells and sheet.cells[0].key.condition == BLIND_CONDITION:
+        return _blind_quote_findings(plan, sheet, responses, (corpus or {}).get(p.id, frozenset()))
     found = Findings(sheet.path)
     reported: set[tuple[int, str]] = set()
     missing_files: set[str] = set()
@@ -201,6 +245,34 @@ def _quote_findings(plan: Plan, sheet: ScoreSheet, responses: ResponseTexts) -> 
                 continue
             also = f"; it occurs in {', '.join(where.elsewhere)}" if where.elsewhere else ""
             message = f'{cell.key}: quote "{shorten(quote)}" is not in {where.path}{also}'
+            found.warn(cell.line, "quote-not-found", message)
+    return found.items
+
+
+def _blind_quote_findings(
+    plan: Plan, sheet: ScoreSheet, responses: ResponseTexts, items: frozenset[str]
+) -> list[Finding]:
+    """Quotes of a blind sheet are looked up in the blinded text the rater read, and when not
+    there, in the other items of the corpus."""
+    from aoven_git.blinding import file_name
+    from aoven_git.naming import blind_dir
+    from aoven_git.quotes import find_quote, quote_in
+
+    folder = blind_dir(plan, sheet.sheet.pass_id)
+    found = Findings(sheet.path)
+    corpus: dict[str, str] | None = None
+    for cell in sheet.cells:
+        own = f"{folder}/{file_name(cell.key.question)}"
+        text = responses.get(own) if has_quote(cell.citation) else None
+        for quote in extract_quotes(cell.citation) if text is not None else ():
+            if quote_in(quote, text or ""):
+                continue
+            if corpus is None:
+                paths = (f"{folder}/{file_name(i)}" for i in sorted(items))
+                corpus = {p: t for p in paths if p != own and (t := responses.get(p)) is not None}
+            others = find_quote(quote, corpus)
+            also = f"; it occurs in {', '.join(others)}" if others else ""
+            message = f'{cell.key}: quote "{shorten(quote)}" is not in {own}{also}'
             found.warn(cell.line, "quote-not-found", message)
     return found.items
 
@@ -246,17 +318,20 @@ def _score_result(sheet: ScoreSheet) -> FileResult:
         sheet.findings,
         sheet.layout,
         getattr(sheet, "notes", ()),
+        sheet.sheet.amendment,
     )
 
 
-def _study_checks(plan: Plan, sheets: list[ScoreSheet], reader: ResponseTexts) -> list[ScoreSheet]:
+def _study_checks(
+    plan: Plan, sheets: list[ScoreSheet], reader: ResponseTexts, corpus: Mapping[str, frozenset[str]] | None
+) -> list[ScoreSheet]:
     """The sheets with the findings only the study can tell: duplicates, and quotes."""
     extra = _duplicate_findings(sheets)
     final: list[ScoreSheet] = []
     for sheet in sheets:
         added = extra.get(sheet.path, [])
         if sheet.cells and reader.available:
-            added = [*added, *_quote_findings(plan, sheet, reader)]
+            added = [*added, *_quote_findings(plan, sheet, reader, corpus)]
         if added:
             sheet = replace(sheet, findings=sort_findings((*sheet.findings, *added)))
         final.append(sheet)
@@ -280,17 +355,22 @@ def validate_sources(
     sheets: list[ScoreSheet] = []
     results: dict[str, FileResult] = {}
     recon: list[str] = []
+    corpus = blind_corpus(plan, root, responses)
     for path in sorted(files):
         kind = classify(plan, path).kind
         if kind == "score":
-            sheets.append(parse_score_file(plan, path, files[path], is_symlink=path in links))
+            sheets.append(
+                parse_score_file(plan, path, files[path], is_symlink=path in links, blind_items=corpus)
+            )
         elif kind == "reconciliation":
             recon.append(path)
         else:
             results[path] = _other(plan, path)
     reader = ResponseTexts(plan, root=root, given=responses)
-    final = _study_checks(plan, sheets, reader)
+    final = _study_checks(plan, sheets, reader, corpus)
     results.update((sheet.path, _score_result(sheet)) for sheet in final)
     for path in recon:
         results[path] = _check_reconciliation(plan, path, files[path], final, path in links, reader)
-    return ValidationReport(final, [results[p] for p in sorted(results)])
+    own = [s for s in final if not s.sheet.amendment]
+    amended = [s for s in final if s.sheet.amendment]
+    return ValidationReport(own, [results[p] for p in sorted(results)], amended)

@@ -8,6 +8,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Result, run_cli, run_subprocess
 
 RATERS = {"cto": "cto@example.org", "logician": "logician@example.org", "redteam": "redteam@example.org"}
@@ -30,9 +32,16 @@ def printed_path(out: str, label: str) -> Path:
     return Path(match.group(1))
 
 
-def test_demo_keep_builds_an_honest_history_and_reports_pass(tmp_path: Path) -> None:
-    keep = tmp_path / "kept"
-    res = demo("--keep", str(keep), tmp=tmp_path)
+@pytest.fixture(scope="module")
+def kept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]:
+    """One honest demo run with --keep, shared by the tests that inspect it."""
+    tmp = tmp_path_factory.mktemp("demo")
+    keep = tmp / "kept"
+    return demo("--keep", str(keep), tmp=tmp), keep
+
+
+def test_demo_keep_builds_an_honest_history_and_reports_pass(kept: tuple[Result, Path]) -> None:
+    res, keep = kept
     assert res.code == 0, res.output
     assert "Verdict: PASS" in res.out
     assert "verify-seal: complete" in res.out
@@ -64,7 +73,8 @@ def test_demo_keep_builds_an_honest_history_and_reports_pass(tmp_path: Path) -> 
     assert seals.code == 0, seals.output
     data = json.loads(seals.out)
     assert data["status"] == "complete" and data["violations"] == []
-    assert sorted((s["rater"], s["pass"], s["kind"]) for s in data["seals"]) == sorted(
+    main = [s for s in data["seals"] if "amendment" not in s]
+    assert sorted((s["rater"], s["pass"], s["kind"]) for s in main) == sorted(
         (r, p, "digest") for r in RATERS for p in ("unblinded", "blinded"))
     report = json.loads((keep / "aoven-report.json").read_text(encoding="utf-8"))
     assert report["verdict"] == "PASS" and report["improvement_exact"] == "139/346"
@@ -72,6 +82,38 @@ def test_demo_keep_builds_an_honest_history_and_reports_pass(tmp_path: Path) -> 
     assert states == {("Q6/A/D3", "unanimous", 2), ("Q3/B/D5", "unanimous", 1)}
     assert report["reconciliation"]["attribution"] == "checked"
     assert report["reconciliation"]["unattributed"] == []
+
+
+def test_demo_replays_the_amendment_after_the_reconciliation(kept: tuple[Result, Path]) -> None:
+    """The plan is pre-registered without the example's amendment; the lead appends it after the
+    reconciliation, every rater seals their re-scores (digest), then everyone reveals; verify-seal
+    accepts the appended entry and orders the amendment's sheets within it."""
+    res, keep = kept
+    assert res.code == 0, res.output
+    steps = [line.split(None, 1)[1] for line in res.out.splitlines() if re.match(r"^  [0-9a-f]{8}  ", line)]
+    recon = next(i for i, s in enumerate(steps) if "reconciliation" in s)
+    amend = steps[recon + 1 :]
+    assert amend[0].startswith("study lead appends amendment d8-marker-load")
+    assert amend[1:] == [
+        *(f"{r} seals unblinded for amendment d8-marker-load (digest only)" for r in RATERS),
+        *(f"{r} reveals unblinded for amendment d8-marker-load" for r in RATERS),
+    ]
+    first = git(keep, "rev-list", "--max-parents=0", "HEAD").strip()
+    assert "amendments:" not in git(keep, "show", f"{first}:aoven.yaml")
+    assert "id: d8-marker-load" in git(keep, "show", "HEAD:aoven.yaml")
+    data = json.loads(run_cli("verify-seal", "--format", "json", cwd=keep).out)
+    assert data["status"] == "complete" and data["violations"] == []
+    amended = sorted((s["rater"], s["pass"], s["kind"], s["revealed"] is not None)
+                     for s in data["seals"] if s.get("amendment") == "d8-marker-load")
+    assert amended == [(r, "unblinded", "digest", True) for r in sorted(RATERS)]
+    for rater in RATERS:
+        path = f"tests/phase2/amendments/d8-marker-load/scores_{rater}.md"
+        assert git(keep, "log", "--format=%ae", "--", path).split() == [RATERS[rater]]
+    report = json.loads((keep / "aoven-report.json").read_text(encoding="utf-8"))
+    assert report["verdict"] == "PASS"  # the pre-registered verdict never changes
+    if "amendments" in report:  # once the report computes amendments (tests/phase2/README.md)
+        assert [(a["id"], a["verdict"]) for a in report["amendments"]] == [("d8-marker-load", "FAIL")]
+        assert "d8-marker-load (Marker tokens count toward cognitive load): FAIL" in res.out
 
 
 def test_demo_tamper_is_caught(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import shutil
+import subprocess
 from fractions import Fraction
 from itertools import combinations
 from pathlib import Path
@@ -324,8 +325,10 @@ def git_rev(repo: Path, rev: str) -> str:
 
 def test_rev_reports_committed_files_not_the_work_tree(tmp_path: Path) -> None:
     repo = tmp_path / "demo"
-    res = run_cli("demo", "--keep", str(repo))  # an honest history; its last commit is the reconciliation
+    res = run_cli("demo", "--keep", str(repo))  # an honest history: reconciliation, then an amendment
     assert res.code == 0, res.output
+    recon = subprocess.run(["git", "log", "--reverse", "--format=%H", "--grep", "^Reconciliation: "],
+                           cwd=repo, capture_output=True, text=True, check=True).stdout.split()[0]
     # uncommitted work-tree edits: the reconciliation is gone, a logician file is broken
     (repo / STUDY / "reconciliation.md").unlink()
     (repo / STUDY / "scores_logician_blinded.md").write_text("not a score file\n", encoding="utf-8")
@@ -338,10 +341,11 @@ def test_rev_reports_committed_files_not_the_work_tree(tmp_path: Path) -> None:
     assert (q6["resolution"], q6["value_exact"]) == ("consensus", "2")
 
     # before the raters' reconciliation commits (one each): the flagged cell has no consensus yet
-    before = report_json(repo, "--rev", "HEAD~3")
+    before = report_json(repo, "--rev", f"{recon}~1")
     assert before["verdict"] == "NOT-READY" and before["validation"]["ok"] is True
     assert any("Q6/A/D3" in reason for reason in before["not_ready"]), before["not_ready"]
-    assert before["source"]["revision"] == git_rev(repo, "HEAD~3") and before["source"]["work_tree"] is False
+    assert before["source"]["revision"] == git_rev(repo, f"{recon}~1")
+    assert before["source"]["work_tree"] is False
 
     # by default the committed files of HEAD, and the uncommitted edits keep it NOT-READY
     work = report_json(repo)

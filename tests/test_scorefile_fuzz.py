@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 
 from aoven_git import schemas
 from aoven_git.model import Plan, ScoreSheet
-from aoven_git.plan import load_plan
+from aoven_git.plan import load_plan, parse_plan
 from aoven_git.scorefile import cell_conforms, parse_score_file, rescores, set_front_matter, simple_yaml
 from aoven_git.yamlio import YamlError, load_yaml
 from tests.conftest import DEFAULT_PLAN, run_cli
+from tests.test_blind_e2e import PLAN as BLIND_PLAN_TEXT
 
 PLAN = load_plan(DEFAULT_PLAN)
 PATH = "tests/phase2/scores_cto.md"
@@ -411,3 +412,42 @@ def test_every_header_column_has_exactly_one_meaning(header: list[str]) -> None:
     ]
     assert sorted(meanings) == list(range(len(header)))  # every column has one meaning
     assert cols.kind in (None, "wide", "long", "sectioned", "summary", "rescore")
+
+
+# --------------------------------------------------------------------------- amendments and blind sheets
+
+SCOPED_PLAN = parse_plan(
+    (BLIND_PLAN_TEXT + "amendments:\n  - {id: d2-ruling, title: t, rationale: r, dimensions: [D2], "
+     "conditions: [B]}\n").encode(), display="aoven.yaml")
+CORPUS_IDS = ("a00000000000", "bcd000000001", "xyz000000002", "mnp000000003")
+scoped_cell = st.one_of(cell_text, st.sampled_from([*CORPUS_IDS, "A00000000000", "a0000000000", "zz", "?"]))
+scoped_row = st.lists(scoped_cell, min_size=1, max_size=6).map(lambda cells: "| " + " | ".join(cells) + " |")
+scoped_header = st.sampled_from(["| Item | D1 | D2 | Σ | Notes |", "| Item | Dimension | Score | Citation |",
+                                 "| Item | Cond | D1 | D2 |", "| Q | Cond | D2 |", "| Q | Cond | D1 | D2 |",
+                                 "| Dim | Score | Citation |"])
+scoped_table = st.tuples(scoped_header, st.lists(scoped_row, max_size=8)).map(
+    lambda t: "\n".join([t[0], "|" + "---|" * (t[0].count("|") - 1), *t[1]]))
+scoped_front = st.sampled_from(["", "---\nrater: cto\npass: hidden\n---\n",
+                                "---\namendment: d2-ruling\n---\n", "---\namendment: other\n---\n",
+                                "---\nrater: cto\namendment: [x]\n---\n"])
+scoped = st.tuples(scoped_front, st.lists(st.one_of(scoped_table, block), max_size=6)).map(
+    lambda t: (t[0] + "\n\n".join(t[1])).encode("utf-8", "surrogatepass"))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    scoped,
+    st.sampled_from(["study/scores_cto_hidden.md", "study/amendments/d2-ruling/scores_cto.md",
+                     "study/amendments/d2-ruling/scores_cto_hidden.md", "study/amendments/nope/scores_cto.md",
+                     "elsewhere/x.md"]),
+    st.sampled_from([None, {}, {"hidden": frozenset()}, {"hidden": frozenset(CORPUS_IDS)}]),
+)
+def test_blind_and_amendment_sheets_never_raise(data: bytes, path: str, corpus: dict | None) -> None:
+    sheet = parse_score_file(SCOPED_PLAN, path, data, blind_items=corpus)
+    check_sheet(sheet)
+    if sheet.ok and sheet.sheet.pass_id == "hidden" and not sheet.sheet.amendment and corpus:
+        # a valid blind sheet scores exactly the corpus: every cell an item of it, no condition
+        assert {c.key.question for c in sheet.cells} == set(corpus["hidden"])
+        assert {c.key.condition for c in sheet.cells} == {"?"}
+    if sheet.ok and sheet.sheet.amendment == "d2-ruling":
+        assert {(c.key.condition, c.key.dimension) for c in sheet.cells} == {("B", "D2")}

@@ -205,7 +205,11 @@ def test_example_study_validates(example_study: Path) -> None:
     r = run_cli("validate", "--format", "json", cwd=example_study)
     assert r.code == 0, r.out
     doc = json.loads(r.out)
-    assert all(f["cells"] in (80, 160) for f in doc["files"] if f["kind"] == "score")
+    scores = [f for f in doc["files"] if f["kind"] == "score"]
+    assert all(f["cells"] in (80, 160) for f in scores if "amendment" not in f)
+    # the example's amendment re-scores D8 of B in the unblinded pass: 10 questions x 1 cell
+    amended = {f["rater"]: f["cells"] for f in scores if f.get("amendment") == "d8-marker-load"}
+    assert amended == {"cto": 10, "logician": 10, "redteam": 10}
 
 
 # --------------------------------------------------------------------------- --staged

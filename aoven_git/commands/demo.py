@@ -93,7 +93,8 @@ def prepare(root: Path) -> Replay:
     plan = load_plan(EXAMPLE / "aoven.yaml")
     study = root / plan.study_dir
     study.mkdir(parents=True)
-    shutil.copy(EXAMPLE / "aoven.yaml", root / "aoven.yaml")
+    # the amendments are declared after the reveals, as a real team would
+    (root / "aoven.yaml").write_bytes(preregistered(EXAMPLE / "aoven.yaml"))
     for name in SCORE_FILES:
         src = EXAMPLE / name
         if src.is_dir():
@@ -108,27 +109,80 @@ def prepare(root: Path) -> Replay:
     return replay
 
 
+def preregistered(plan_file: Path) -> bytes:
+    """The example plan as pre-registered: without its `amendments:` block (and the comment above
+    it), which the study lead appends after the reveals."""
+    lines = plan_file.read_bytes().splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.startswith(b"amendments:")), None)
+    if start is None:
+        return b"".join(lines)
+    first = start
+    while first > 0 and lines[first - 1].startswith(b"#"):
+        first -= 1
+    end = start + 1
+    while end < len(lines) and (lines[end][:1] in (b" ", b"\t") or not lines[end].strip()):
+        end += 1
+    return b"".join(lines[:first] + lines[end:])
+
+
+def _what(sheet: SheetId) -> str:
+    return f"{sheet.pass_id} for amendment {sheet.amendment}" if sheet.amendment else sheet.pass_id
+
+
 def seal_as(replay: Replay, sheet: SheetId) -> None:
     from aoven_git import naming
     from aoven_git.sealing import seal, target
 
     plan, root = replay.plan, replay.root
-    name = naming.score_stem(plan, sheet) + ".md"
+    rel = naming.score_path(plan, sheet)
     # the rater writes their file locally; nobody else can see it
-    shutil.copy(EXAMPLE / name, root / plan.study_dir / name)
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(EXAMPLE / naming_rel(plan, sheet), root / rel)
+    tgt = target(plan, sheet.rater, sheet.pass_id, sheet.round_id, amendment=sheet.amendment)
     with identity(root, *rater_identity(plan, sheet.rater)):
-        result = seal(root, plan, target(plan, sheet.rater, sheet.pass_id, sheet.round_id))
-    replay.log(f"{sheet.rater} seals {sheet.pass_id} (digest only)", result.commit)
+        result = seal(root, plan, tgt)
+    replay.log(f"{sheet.rater} seals {_what(sheet)} (digest only)", result.commit)
 
 
 def reveal_as(replay: Replay, sheet: SheetId, *, force: bool = False) -> None:
     from aoven_git.sealing import reveal, target
 
     plan, root = replay.plan, replay.root
+    tgt = target(plan, sheet.rater, sheet.pass_id, sheet.round_id, amendment=sheet.amendment)
     with identity(root, *rater_identity(plan, sheet.rater)):
-        result = reveal(root, plan, target(plan, sheet.rater, sheet.pass_id, sheet.round_id), force=force)
+        result = reveal(root, plan, tgt, force=force)
     note = " EARLY, with --force, before the others sealed" if result.forced else ""
-    replay.log(f"{sheet.rater} reveals {sheet.pass_id}{note}", result.commit)
+    replay.log(f"{sheet.rater} reveals {_what(sheet)}{note}", result.commit)
+
+
+def replay_amendments(replay: Replay) -> None:
+    """After the reconciliation the lead declares the example's amendments (appending to the plan
+    is allowed after the first seal); every rater seals their re-scores, then everyone reveals."""
+    from aoven_git.plan import load_plan
+
+    root = replay.root
+    shutil.copy(EXAMPLE / "aoven.yaml", root / "aoven.yaml")
+    replay.plan = load_plan(root / "aoven.yaml", display="aoven.yaml")
+    plan = replay.plan
+    if not plan.amendments:
+        return
+    ids = ", ".join(a.id for a in plan.amendments)
+    commit = commit_files(root, ["aoven.yaml"], f"Declare amendment {ids} (exploratory)", LEAD)
+    replay.log(f"study lead appends amendment {ids} to the plan after a rubric ruling", commit)
+    for a in plan.amendments:
+        sheets = [SheetId(r.id, p, plan.main_round.id, a.id) for p in a.passes for r in plan.raters]
+        sheets = [s for s in sheets if (EXAMPLE / naming_rel(plan, s)).is_file()]
+        for sheet in sheets:
+            seal_as(replay, sheet)
+        for sheet in sheets:
+            reveal_as(replay, sheet)
+
+
+def naming_rel(plan: Plan, sheet: SheetId) -> str:
+    """A sheet's score file relative to the study dir (where the example keeps it)."""
+    from aoven_git import naming
+
+    return naming.score_path(plan, sheet)[len(plan.study_dir) + 1 :]
 
 
 def cheat_seal(replay: Replay, sheet: SheetId) -> None:
@@ -175,6 +229,7 @@ def replay_study(root: Path, *, tamper: bool) -> Replay:
             reveal_as(replay, sheet)
     for rater in plan.raters:
         reconcile_as(replay, rater.id)
+    replay_amendments(replay)
     return replay
 
 
@@ -214,6 +269,19 @@ def kappa_table(document: dict[str, object]) -> list[str]:
         )
         rows.append(f"  {dim:4} {shown}  {'yes' if entry.get('counts') else 'NO':6}  {pairs}")
     return rows
+
+
+def amendment_lines(document: dict[str, object]) -> list[str]:
+    """The exploratory verdict of each amendment, beside the pre-registered one, when the report
+    computes them (`amendments` of the report document)."""
+    found = document.get("amendments")
+    if not isinstance(found, list) or not found:
+        return []
+    out = [f"\nExploratory, after amendments (the pre-registered verdict stays {document.get('verdict')}):"]
+    for entry in found:
+        if isinstance(entry, dict):
+            out.append(f"  {entry.get('id')} ({entry.get('title')}): {entry.get('verdict')}")
+    return out
 
 
 @click.command("demo")
@@ -262,6 +330,8 @@ def command(keep: str | None, tamper: bool) -> int:
     click.echo(f"Weighted kappa per dimension (pass {document.get('verdict_pass')}):")
     for row in kappa_table(document):
         click.echo(row)
+    for line in amendment_lines(document):
+        click.echo(line)
     click.echo(f"\nHTML report: {paths['html']}")
     click.echo(f"Markdown and JSON: {paths['markdown']}, {paths['json']}")
     if tamper:

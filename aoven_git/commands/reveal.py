@@ -13,17 +13,19 @@ from aoven_git.errors import CannotVerify
 @click.option("--rater", default=None, help="Rater id (default: taken from FILE).")
 @click.option("--pass", "pass_id", default=None, help="Pass id (default: the primary pass).")
 @click.option("--round", "round_id", default=None, help="Round id (default: the first round).")
+@click.option("--amendment", default=None,
+              help="Reveal the re-scores of this amendment (amendments/<ID>/scores_…md).")
 @click.option("--force", is_flag=True,
               help="Reveal although a required rater has not sealed; recorded in the commit and the report.")
 @click.argument("file", required=False)
 def command(study: Study, rater: str | None, pass_id: str | None, round_id: str | None,
-            force: bool, file: str | None) -> int:
+            amendment: str | None, force: bool, file: str | None) -> int:
     """Commit the plaintext score file after checking its digest against the committed seal."""
     from aoven_git.sealing import reveal, target
 
     if not study.in_git:
         raise CannotVerify(f"{study.root} is not a git repository: revealing needs commits")
-    tgt = target(study.plan, rater, pass_id, round_id, study.relpath(file) if file else None)
+    tgt = target(study.plan, rater, pass_id, round_id, study.relpath(file) if file else None, amendment)
     result = reveal(study.root, study.plan, tgt, force=force)
     click.echo(f"revealed {tgt.sheet}: {tgt.score} committed in {result.commit[:10]}")
     if result.forced:

@@ -5,17 +5,39 @@ from __future__ import annotations
 import click
 
 from aoven_git.commands._common import Study, study_options
-from aoven_git.errors import CannotVerify
+from aoven_git.errors import CannotVerify, FindingsError
+from aoven_git.model import SheetId
 
 
-def _reveal_args(study: Study, sheet: object) -> str:
+def _reveal_args(study: Study, sheet: SheetId) -> str:
     plan = study.plan
-    args = f"--rater {sheet.rater}"  # type: ignore[attr-defined]
-    if sheet.pass_id != plan.primary_pass.id:  # type: ignore[attr-defined]
-        args += f" --pass {sheet.pass_id}"  # type: ignore[attr-defined]
-    if sheet.round_id != plan.main_round.id:  # type: ignore[attr-defined]
-        args += f" --round {sheet.round_id}"  # type: ignore[attr-defined]
+    args = f"--rater {sheet.rater}"
+    if sheet.amendment:
+        args += f" --amendment {sheet.amendment}"
+    if sheet.pass_id != plan.primary_pass.id:
+        args += f" --pass {sheet.pass_id}"
+    if sheet.round_id != plan.main_round.id:
+        args += f" --round {sheet.round_id}"
     return args
+
+
+def _refuse_after_key(study: Study, sheet: SheetId) -> None:
+    """A committed key of a blind pass shows the condition of every item of that pass, so it is
+    everyone's plaintext of every pass sharing a condition with it: a seal of such a pass now could
+    only be a violation (docs/blinding.md, "What verify-seal proves")."""
+    from aoven_git import gitio, naming
+    from aoven_git.seal_rules import overlap
+
+    plan = study.plan
+    if sheet.amendment:
+        return  # amendments come after the reveals, and are ordered among themselves
+    keys = [naming.blind_key_path(plan, p.id) for p in plan.passes
+            if p.blind and overlap(plan, p.id, sheet.pass_id)]
+    committed = sorted(gitio.head_blobs(study.root, keys)) if keys else []
+    if committed:
+        raise FindingsError(f"the key of a blind pass is already committed ({', '.join(committed)}): it "
+                            f"shows the condition of every item, so a seal of {sheet.pass_id} now could only "
+                            "be a visible-at-seal violation. Nothing was changed.")
 
 
 @click.command("seal")
@@ -23,17 +45,20 @@ def _reveal_args(study: Study, sheet: object) -> str:
 @click.option("--rater", default=None, help="Rater id (default: taken from FILE).")
 @click.option("--pass", "pass_id", default=None, help="Pass id (default: the primary pass).")
 @click.option("--round", "round_id", default=None, help="Round id (default: the first round).")
+@click.option("--amendment", default=None,
+              help="Seal the re-scores of this amendment (amendments/<ID>/scores_…md).")
 @click.option("--no-commit", is_flag=True, help="Only stage the seal file; commit it yourself.")
 @click.argument("file", required=False)
 def command(study: Study, rater: str | None, pass_id: str | None, round_id: str | None,
-            no_commit: bool, file: str | None) -> int:
+            amendment: str | None, no_commit: bool, file: str | None) -> int:
     """Validate the score file, add a random nonce to its front matter and commit only
     seals/<stem>.sha256 (its SHA-256): nobody can read the scores, nobody can change them."""
     from aoven_git.sealing import seal, target
 
     if not study.in_git:
         raise CannotVerify(f"{study.root} is not a git repository: sealing needs commits")
-    tgt = target(study.plan, rater, pass_id, round_id, study.relpath(file) if file else None)
+    tgt = target(study.plan, rater, pass_id, round_id, study.relpath(file) if file else None, amendment)
+    _refuse_after_key(study, tgt.sheet)
     result = seal(study.root, study.plan, tgt, commit=not no_commit, plan_path=study.relpath(study.plan_file))
     if result.commit:
         click.echo(f"sealed {tgt.sheet}: committed {tgt.seal} in {result.commit[:10]} "

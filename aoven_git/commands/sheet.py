@@ -1,7 +1,11 @@
-"""`aoven-git sheet --rater R [--pass P] [--round N] [--layout wide|long] [-o FILE]`.
+"""`aoven-git sheet --rater R [--pass P] [--round N] [--amendment ID] [--layout wide|long] [-o FILE]`.
 
 A blank score file with front matter and one empty score per cell of the pass: `validate`
 rejects it (missing cells) until every score is filled in, so a rater cannot forget a cell.
+
+With `--amendment ID` the sheet holds the amendment's scope only: its dimensions and conditions
+within the pass (docs/amendments.md). For a blind pass the rows are the opaque items of the
+committed corpus, `| Item | D1 | … |`, in id order (docs/blinding.md).
 """
 
 from __future__ import annotations
@@ -19,60 +23,133 @@ def _known(kind: str, value: str, ids: list[str]) -> UsageError:
     return UsageError(f"unknown {kind} {value!r}; the plan knows: {', '.join(ids)}")
 
 
-def render_sheet(plan: Plan, sheet: SheetId, layout: str) -> str:
-    """The blank sheet's Markdown (pure: tests fill it in and validate it)."""
+def _scope(plan: Plan, sheet: SheetId) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(conditions, dimensions) the sheet scores: the pass's, or the amendment's within it."""
     p = plan.pass_(sheet.pass_id)
-    rnd = plan.round_(sheet.round_id)
-    assert p is not None and rnd is not None
+    assert p is not None
+    a = plan.amendment(sheet.amendment) if sheet.amendment else None
+    if a is None:
+        return p.conditions, p.dimensions
+    return (tuple(c for c in p.conditions if c in a.conditions),
+            tuple(d for d in p.dimensions if d in a.dimensions))
+
+
+def _head(plan: Plan, sheet: SheetId, layout: str, items: list[str] | None) -> list[str]:
+    """Front matter, title and the instructions comment."""
     rater = plan.rater(sheet.rater)
+    p = plan.pass_(sheet.pass_id)
+    assert p is not None
+    conditions, dims = _scope(plan, sheet)
+    a = plan.amendment(sheet.amendment) if sheet.amendment else None
+    front = ["---", f"rater: {sheet.rater}", f"pass: {sheet.pass_id}", f"round: {sheet.round_id}"]
+    front += [f"amendment: {a.id}"] if a else []
+    title = f"# Scores — {rater.name if rater else sheet.rater}, pass {sheet.pass_id}, round {sheet.round_id}"
+    lines = [*front, f"plan_version: {plan.version}", "---", "",
+             title + (f", amendment {a.id}" if a else ""), "", "<!--"]
     scale = plan.scale
-    annotated = [d for d in plan.dimensions if d.annotate and d.id in p.dimensions]
-    lines = [
-        "---",
-        f"rater: {sheet.rater}",
-        f"pass: {sheet.pass_id}",
-        f"round: {sheet.round_id}",
-        f"plan_version: {plan.version}",
-        "---",
-        "",
-        f"# Scores — {rater.name if rater else sheet.rater}, pass {sheet.pass_id}, round {sheet.round_id}",
-        "",
-        "<!--",
-        f"Score every cell with a whole number from {scale.min} to {scale.max}. "
-        f"Conditions: {', '.join(p.conditions)}"
-        + (" (scored on the marker-stripped responses)." if p.stripped else "."),
-    ]
-    for d in annotated:
-        refs = " or ".join(f"#{t}" for t in d.transitions)
-        example = (
-            f"`2 #{d.transitions[0]}`"
-            if layout == "wide"
-            else f"`#{d.transitions[0]}` in the Transition column"
-        )
-        lines.append(
-            f"{d.id} ({d.name}): a score above {scale.min} must name its transition ({refs}), e.g. {example}."
-        )
+    if items is not None:
+        lines.append(f"Score every cell with a whole number from {scale.min} to {scale.max}. Each item is a "
+                     f"blinded response in {plan.study_dir}/blind/{p.id}/<item>.md; conditions stay hidden "
+                     "until every rater has sealed.")
+    else:
+        lines.append(f"Score every cell with a whole number from {scale.min} to {scale.max}. "
+                     f"Conditions: {', '.join(conditions)}"
+                     + (" (scored on the marker-stripped responses)." if p.stripped else "."))
+    if a is not None:
+        lines.append(f"Amendment {a.id} ({a.title}): re-score only {', '.join(dims)} of condition "
+                     f"{', '.join(conditions)}, under the ruling: {a.rationale}")
+    lines += _annotation_help(plan, dims, layout)
     lines += [
         "Put a quoted phrase from the response in the citation to back a score.",
         "Only the first table that scores a cell counts; after sealing, change nothing here.",
         "-->",
         "",
     ]
-    dims = list(p.dimensions)
+    return lines
+
+
+def _annotation_help(plan: Plan, dims: tuple[str, ...], layout: str) -> list[str]:
+    out = []
+    for d in plan.dimensions:
+        if not d.annotate or d.id not in dims:
+            continue
+        refs = " or ".join(f"#{t}" for t in d.transitions)
+        first = d.transitions[0]
+        example = f"`2 #{first}`" if layout == "wide" else f"`#{first}` in the Transition column"
+        out.append(f"{d.id} ({d.name}): a score above {plan.scale.min} must name its transition ({refs}), "
+                   f"e.g. {example}.")
+    return out
+
+
+def _table(plan: Plan, sheet: SheetId, layout: str, items: list[str] | None) -> list[str]:
+    """The empty score table: rows of (question, condition), or of blind items."""
+    rnd = plan.round_(sheet.round_id)
+    assert rnd is not None
+    conditions, dims = _scope(plan, sheet)
+    rows = ([(i,) for i in items] if items is not None
+            else [(q, c) for q in rnd.questions for c in conditions])
+    keys = ["Item"] if items is not None else ["Q", "Cond"]
     if layout == "wide":
-        lines.append("| Q | Cond | " + " | ".join(dims) + " | Σ | Notes |")
-        lines.append("|---|---|" + "---|" * len(dims) + "---|---|")
-        for q in rnd.questions:
-            for c in p.conditions:
-                lines.append(f"| {q} | {c} |" + "  |" * len(dims) + "  |  |")
+        lines = ["| " + " | ".join([*keys, *dims, "Σ", "Notes"]) + " |",
+                 "|" + "---|" * (len(keys) + len(dims) + 2)]
+        lines += ["| " + " | ".join(row) + " |" + "  |" * (len(dims) + 2) for row in rows]
+        return lines
+    keys = ["Item"] if items is not None else ["Question", "Condition"]
+    lines = ["| " + " | ".join([*keys, "Dimension", "Score", "Transition", "Citation"]) + " |",
+             "|" + "---|" * (len(keys) + 4)]
+    lines += ["| " + " | ".join([*row, d]) + " |  |  |  |" for row in rows for d in dims]
+    return lines
+
+
+def render_sheet(plan: Plan, sheet: SheetId, layout: str, items: list[str] | None = None) -> str:
+    """The blank sheet's Markdown (pure: tests fill it in and validate it). `items` are the blind
+    ids of a blind pass's corpus: then the rows are those items, with no condition."""
+    return "\n".join([*_head(plan, sheet, layout, items), *_table(plan, sheet, layout, items)]) + "\n"
+
+
+def resolve_sheet(plan: Plan, rater_id: str, pass_id: str | None, round_id: str | None,
+                  amendment: str | None) -> SheetId:
+    """The sheet the options name, or a usage error listing what the plan knows."""
+    if plan.rater(rater_id) is None:
+        raise _known("rater", rater_id, [r.id for r in plan.raters])
+    passes = [p.id for p in plan.passes]
+    if amendment is not None:
+        a = plan.amendment(amendment)
+        if a is None:
+            known = [x.id for x in plan.amendments] or ["no amendments yet (append one to `amendments:`)"]
+            raise _known("amendment", amendment, known)
+        passes = list(a.passes)
+        if pass_id is not None and pass_id not in passes and plan.pass_(pass_id) is not None:
+            raise UsageError(f"amendment {a.id} does not re-score pass {pass_id} (it re-scores "
+                             f"{', '.join(passes)})")
+    pass_id = pass_id or (plan.primary_pass.id if plan.primary_pass.id in passes else passes[0])
+    if pass_id not in passes:
+        raise _known("pass", pass_id, passes)
+    round_id = round_id or plan.main_round.id
+    if plan.round_(round_id) is None:
+        raise _known("round", round_id, [r.id for r in plan.rounds])
+    return SheetId(rater_id, pass_id, round_id, amendment)
+
+
+def blind_items(study: Study, plan: Plan, sheet: SheetId) -> list[str] | None:
+    """The corpus ids a sheet of a blind pass lists (as committed in HEAD, or in the folder outside
+    git), None for any other sheet; a usage error when the pass has no corpus yet."""
+    from aoven_git import blind_corpus, gitio
+
+    p = plan.pass_(sheet.pass_id)
+    if p is None or not p.blind or sheet.amendment or sheet.round_id != plan.main_round.id:
+        return None
+    head = gitio.head_commit(study.root) if study.in_git else None
+    if head is not None:
+        found = blind_corpus.corpus_ids(plan, (path for path, _, _ in gitio.tree_entries(study.root, head)))
     else:
-        lines.append("| Question | Condition | Dimension | Score | Transition | Citation |")
-        lines.append("|---|---|---|---|---|---|")
-        for q in rnd.questions:
-            for c in p.conditions:
-                for d in dims:
-                    lines.append(f"| {q} | {c} | {d} |  |  |  |")
-    return "\n".join(lines) + "\n"
+        found = {} if study.in_git else blind_corpus.work_tree_corpus_ids(study.root, plan)
+    items = sorted(found.get(p.id, ()))
+    if not items:
+        where = f"{plan.study_dir}/blind/{p.id}/"
+        raise UsageError(f"pass {p.id} is blind, but no blinded corpus is committed in {where} yet: "
+                         f"the study lead runs `aoven-git blind --pass {p.id}`")
+    return items
 
 
 @click.command("sheet")
@@ -80,6 +157,7 @@ def render_sheet(plan: Plan, sheet: SheetId, layout: str) -> str:
 @click.option("--rater", "rater_id", required=True, help="Rater id from the plan.")
 @click.option("--pass", "pass_id", default=None, help="Pass id (default: the primary pass).")
 @click.option("--round", "round_id", default=None, help="Round id (default: the plan's first round).")
+@click.option("--amendment", default=None, help="A sheet of this amendment's re-scoring (its scope only).")
 @click.option(
     "--layout",
     type=click.Choice(["wide", "long"]),
@@ -100,35 +178,33 @@ def command(
     rater_id: str,
     pass_id: str | None,
     round_id: str | None,
+    amendment: str | None,
     layout: str,
     output: str | None,
     force: bool,
 ) -> int:
-    """Print a blank score file with every cell of a pass, ready to fill in."""
+    """Print a blank score file with every cell of a pass (or of an amendment), ready to fill in."""
     plan = study.plan
-    if plan.rater(rater_id) is None:
-        raise _known("rater", rater_id, [r.id for r in plan.raters])
-    pass_id = pass_id or plan.primary_pass.id
-    if plan.pass_(pass_id) is None:
-        raise _known("pass", pass_id, [p.id for p in plan.passes])
-    round_id = round_id or plan.main_round.id
-    if plan.round_(round_id) is None:
-        raise _known("round", round_id, [r.id for r in plan.rounds])
-    sheet = SheetId(rater_id, pass_id, round_id)
-    text = render_sheet(plan, sheet, layout)
+    sheet = resolve_sheet(plan, rater_id, pass_id, round_id, amendment)
+    text = render_sheet(plan, sheet, layout, blind_items(study, plan, sheet))
     if output is None:
         click.echo(text, nl=False)
         return 0
+    _write(study, plan, sheet, text, Path(output), force)
+    return 0
+
+
+def _write(study: Study, plan: Plan, sheet: SheetId, text: str, target: Path, force: bool) -> None:
     from aoven_git.naming import score_path
 
-    target = Path(output)
     if target.exists() and not force:
-        raise UsageError(f"{output} exists; not overwriting it (use --force)")
+        raise UsageError(f"{target} exists; not overwriting it (use --force)")
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8", newline="\n")
     except OSError as exc:
-        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
-    click.echo(f"wrote {output}", err=True)
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+    click.echo(f"wrote {target}", err=True)
     expected = score_path(plan, sheet)
     try:
         rel = (target.parent.resolve() / target.name).relative_to(study.root.resolve()).as_posix()
@@ -136,4 +212,3 @@ def command(
         rel = None
     if rel != expected:
         click.echo(f"note: commit it as {expected}: the file name must agree with its front matter", err=True)
-    return 0

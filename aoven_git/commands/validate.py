@@ -118,6 +118,7 @@ def _verbose(f: FileResult) -> None:
     column, summary and re-score table, by line."""
     if f.kind == "score":
         who = f"{f.rater}/{f.pass_id}/{f.round_id}" if f.rater else "unidentified"
+        who += f" (amendment {f.amendment})" if f.amendment and f.rater else ""
         click.echo(f"{f.path}: note: {who}, {f.layout} layout, {f.cells} cells")
     for note in f.notes:
         click.echo(f"{f.path}:{note.line}: note: {note.message}")
@@ -153,7 +154,8 @@ def _github(report: ValidationReport) -> None:
 @format_option("text", "json", "github")
 def command(study: Study, files: tuple[str, ...], staged: bool, verbose: bool, fmt: str) -> int:
     """Check score and reconciliation files: layout, ids, scale, completeness, annotations,
-    front matter and quotes. Without FILES, every such file of the study dir."""
+    front matter and quotes. Without FILES, every such file of the study dir and of its
+    amendment folders (amendments/<id>/)."""
     plan = study.plan
     wanted = _pick(study, plan, files) if files else None
     responses: dict[str, str] | None = None
@@ -166,7 +168,7 @@ def command(study: Study, files: tuple[str, ...], staged: bool, verbose: bool, f
     else:
         from aoven_git.validation import work_tree_sources
 
-        sources, links = work_tree_sources(study.root, plan)
+        sources, links = work_tree_sources(study.root, plan, amendments=True)
         where = f"in {plan.study_dir}/"
     report = validate_sources(plan, sources, root=study.root, symlinks=links, responses=responses)
     if fmt == "json":

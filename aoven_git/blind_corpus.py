@@ -1,0 +1,245 @@
+"""Full blinding on disk and in git: the I/O around the pure core of `blinding` (docs/blinding.md).
+
+`blinding` builds and checks a corpus from bytes; this module knows where those bytes live: the
+sources of a blind pass (the baseline as generated, the treatment from its stripped copy), the
+corpus under `<study_dir>/blind/<pass>/`, and the key, read from a commit or the work tree. It
+also says what verify-seal must add for a blind pass once its key is committed
+(`corpus_violations`): the corpus must be exactly the normalised sources the key names.
+
+Violation codes of `corpus_violations` (the `blinding.check_corpus` codes, plus one):
+
+==================== ===================================================================
+code                 meaning
+==================== ===================================================================
+blind-mismatch       a blinded file is not the normalisation of the source its key entry
+                     names, or that source changed since blinding
+blind-missing-file   a key entry has no blinded file
+blind-extra-file     a file under `blind/<pass>/` has no key entry
+blind-missing-item   a (question, condition) of the pass has no key entry
+blind-unknown-item   a key entry names a (question, condition) that is not in the pass
+blind-key-invalid    the committed key cannot be read (not the canonical key of this pass)
+==================== ===================================================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aoven_git import naming
+from aoven_git.model import Cell, CellKey, Plan, ScoreSheet, Violation
+from aoven_git.score_ids import BLIND_CONDITION
+
+if TYPE_CHECKING:
+    from aoven_git.blinding import BlindKey, Item, Problem
+
+__all__ = [
+    "SourceRef",
+    "corpus_files_at",
+    "corpus_ids",
+    "corpus_violations",
+    "items_of",
+    "read_at",
+    "source_refs",
+    "unblind_sheet",
+    "work_tree_corpus_ids",
+    "work_tree_reader",
+]
+
+#: reads repository paths (those that exist) to their bytes: from a commit or from the work tree
+Reader = Callable[[list[str]], dict[str, bytes]]
+
+
+# --------------------------------------------------------------------------- corpus ids
+
+
+def _blind_passes(plan: Plan) -> list[str]:
+    return [p.id for p in plan.passes if p.blind]
+
+
+def corpus_ids(plan: Plan, paths: Iterable[str]) -> dict[str, frozenset[str]]:
+    """The item ids of each blind pass's corpus among repository `paths` (`blind/<pass>/<id>.md`
+    directly in the pass's folder; `key.json` and any other name are not items)."""
+    from aoven_git.blinding import blind_id_from_name
+
+    folders = {naming.blind_dir(plan, p): p for p in _blind_passes(plan)}
+    out: dict[str, set[str]] = {p: set() for p in folders.values()}
+    for path in paths:
+        parent, _, name = path.rpartition("/")
+        pass_id = folders.get(parent)
+        ident = blind_id_from_name(name) if pass_id is not None else None
+        if pass_id is not None and ident is not None:
+            out[pass_id].add(ident)
+    return {p: frozenset(ids) for p, ids in out.items()}
+
+
+def work_tree_corpus_ids(root: Path, plan: Plan) -> dict[str, frozenset[str]]:
+    """`corpus_ids` of the files in the work tree."""
+    paths: list[str] = []
+    for pass_id in _blind_passes(plan):
+        folder = naming.blind_dir(plan, pass_id)
+        try:
+            paths += [f"{folder}/{e.name}" for e in os.scandir(root / folder) if e.is_file()]
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return corpus_ids(plan, paths)
+
+
+# --------------------------------------------------------------------------- sources
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """One (question, condition) of a blind pass and the repository path of its source response."""
+
+    question: str
+    condition: str
+    path: str
+
+
+def source_refs(plan: Plan, pass_id: str) -> list[SourceRef]:
+    """The items of a blind pass: every question of the verdict round (the plan's first) for every
+    condition of the pass; the treatment from its stripped copy, every other condition as
+    generated (docs/blinding.md, "What a rater sees")."""
+    p = plan.pass_(pass_id)
+    if p is None:
+        return []
+    treatment = plan.treatment.id
+    return [SourceRef(q, c, f"{plan.study_dir}/{plan.response_path(c, q, stripped=c == treatment)}")
+            for q in plan.main_round.questions for c in p.conditions]
+
+
+def read_at(root: Path, commit: str) -> Reader:
+    """A reader of files as committed at `commit` (one `git cat-file --batch` per call)."""
+    from aoven_git import gitio
+
+    def read(paths: list[str]) -> dict[str, bytes]:
+        found = gitio.cat_file(root, [f"{commit}:{p}" for p in paths])
+        blobs = {p: found.get(f"{commit}:{p}") for p in paths}
+        return {p: obj[1] for p, obj in blobs.items() if obj is not None and obj[0] == "blob"}
+
+    return read
+
+
+def work_tree_reader(root: Path) -> Reader:
+    """A reader of regular files in the work tree (a symlink is not a source)."""
+
+    def read(paths: list[str]) -> dict[str, bytes]:
+        out = {}
+        for p in paths:
+            full = root / p
+            if full.is_file() and not full.is_symlink():
+                out[p] = full.read_bytes()
+        return out
+
+    return read
+
+
+def items_of(plan: Plan, refs: list[SourceRef], found: Mapping[str, bytes]) -> list[Item]:
+    """`blinding.Item`s of the sources that were found, with the plan's question texts."""
+    from aoven_git.blinding import Item
+
+    out = []
+    for r in refs:
+        question = plan.question(r.question)
+        if r.path in found and question is not None:
+            out.append(Item(r.question, r.condition, question.text, found[r.path], r.path))
+    return out
+
+
+# --------------------------------------------------------------------------- corpus and key at a commit
+
+
+def corpus_files_at(
+    root: Path, plan: Plan, pass_id: str, commit: str
+) -> tuple[dict[str, bytes], bytes | None]:
+    """The corpus of a pass at `commit` (name under `blind/<pass>/` → bytes; the key excluded)
+    and the committed key's bytes, if any."""
+    from aoven_git import gitio
+    from aoven_git.studyfile import MAX_BYTES
+
+    folder = naming.blind_dir(plan, pass_id)
+    tree = gitio.tree_files(root, commit, folder, limit=MAX_BYTES)
+    key = tree.pop(naming.blind_key_path(plan, pass_id), None)
+    return {path[len(folder) + 1 :]: data for path, data in tree.items()}, key
+
+
+def _violations(plan: Plan, pass_id: str, commit: str, problems: Iterable[Problem]) -> list[Violation]:
+    folder = naming.blind_dir(plan, pass_id)
+    out = []
+    for pr in problems:
+        path = f"{folder}/{pr.name}" if pr.name else naming.blind_key_path(plan, pass_id)
+        out.append(Violation(pr.code, None, commit, f"pass {pass_id}: {pr.message}", path))
+    return out
+
+
+def _pass_violations(root: Path, plan: Plan, pass_id: str, commit: str) -> list[Violation]:
+    from aoven_git.blinding import KeyProblem, Problem, check_corpus, parse_key
+
+    files, key_bytes = corpus_files_at(root, plan, pass_id, commit)
+    if key_bytes is None:
+        return []  # not unblinded yet: the pass is pending, nothing to compare
+    key_path = naming.blind_key_path(plan, pass_id)
+    key = parse_key(key_bytes, pass_id=pass_id)
+    if isinstance(key, KeyProblem):
+        why = f"{key_path}:{key.line}: {key.message}"
+        return [Violation("blind-key-invalid", None, commit, why, key_path)]
+    refs = source_refs(plan, pass_id)
+    found = read_at(root, commit)([r.path for r in refs])
+    gone = {(r.question, r.condition): r.path for r in refs if r.path not in found}
+    problems = [pr for pr in check_corpus(key, files, items_of(plan, refs, found), plan.markers)
+                if not (pr.code == "blind-unknown-item" and _item_of(key, pr) in gone)]
+    entries = key.by_item()
+    problems += [Problem("blind-mismatch", _file_of(entries[item].blind_id),
+                         f"{q}/{c}: its source {path} is not committed, so the blinded file cannot match it")
+                 for item, path in sorted(gone.items()) if item in entries for q, c in [item]]
+    return _violations(plan, pass_id, commit, problems)
+
+
+def _item_of(key: BlindKey, problem: Problem) -> tuple[str, str] | None:
+    from aoven_git.blinding import blind_id_from_name
+
+    ident = blind_id_from_name(problem.name or "")
+    entry = next((e for e in key.entries if e.blind_id == ident), None)
+    return (entry.question, entry.condition) if entry else None
+
+
+def _file_of(blind_id: str) -> str:
+    from aoven_git.blinding import file_name
+
+    return file_name(blind_id)
+
+
+def corpus_violations(root: Path, plan: Plan, commit: str) -> list[Violation]:
+    """What verify-seal adds for every blind pass whose key is committed at `commit`: each blinded
+    file must be byte-identical to the normalisation of the source its key entry names, as
+    committed at `commit`; each (question, condition) of the pass appears exactly once; no file of
+    `blind/<pass>/` lacks a key entry (codes: module table). A pass whose key is not committed yet
+    has nothing to check. Violations carry no rater (the corpus is the study lead's), the commit
+    checked, and the corpus file (or the key) as path. Two git calls per blind pass."""
+    out: list[Violation] = []
+    for p in plan.passes:
+        if p.blind:
+            out += _pass_violations(root, plan, p.id, commit)
+    return out
+
+
+# --------------------------------------------------------------------------- mapping cells back
+
+
+def unblind_sheet(sheet: ScoreSheet, key: BlindKey) -> ScoreSheet:
+    """A blind pass's sheet with every cell mapped back through the key: `CellKey(<blind id>, "?",
+    D)` becomes `CellKey(<question>, <condition>, D)`. Cells of ids the key lacks are left as they
+    are (validation has reported them already)."""
+    entries = {e.blind_id: e for e in key.entries}
+
+    def back(cell: Cell) -> Cell:
+        e = entries.get(cell.key.question)
+        if e is None or cell.key.condition != BLIND_CONDITION:
+            return cell
+        return replace(cell, key=CellKey(e.question, e.condition, cell.key.dimension))
+
+    return replace(sheet, cells=tuple(back(c) for c in sheet.cells))
