@@ -407,6 +407,15 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(line for section in SECTIONS for line in section(report)) + "\n"
 
 
+def _fold_depths(lines: list[str]) -> list[int]:
+    """How many `<details>` blocks are open after each line."""
+    depths, depth = [], 0
+    for line in lines:
+        depth = max(0, depth + {"<details>": 1, "</details>": -1}.get(line.strip(), 0))
+        depths.append(depth)
+    return depths
+
+
 def truncate_summary(markdown: str, limit_bytes: int = SUMMARY_LIMIT, *,
                      full_report: str = "the JSON and HTML report artifacts") -> str:
     """Keep a summary under GitHub's step-summary size limit (1 MiB), cutting at a line boundary.
@@ -424,7 +433,9 @@ def truncate_summary(markdown: str, limit_bytes: int = SUMMARY_LIMIT, *,
                 f"summary to 1 MiB. The full report is in {full_report}.\n")
 
     fence_close = "\n```"
-    reserve = len(fence_close)  # room to close a code fence the cut would leave open
+    details_close = "\n\n</details>"
+    # room to close a code fence and the `<details>` blocks the cut would leave open
+    reserve = len(fence_close) + len(details_close) * max(_fold_depths(lines), default=0)
     used, kept = 0, 0
     for line in lines:
         size = len(line.encode("utf-8"))
@@ -436,6 +447,7 @@ def truncate_summary(markdown: str, limit_bytes: int = SUMMARY_LIMIT, *,
     fences = sum(1 for ln in lines[:kept] if ln.lstrip().startswith(("```", "~~~")))
     if fences % 2:  # the note must not land inside an open code block
         head += fence_close
+    head += details_close * ([0, *_fold_depths(lines)][kept])  # nor inside a fold, where nobody looks
     result = head + note_for(kept)
     encoded = result.encode("utf-8")
     if len(encoded) > limit_bytes:  # limit smaller than the note itself: cut on a character boundary
