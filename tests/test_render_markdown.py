@@ -114,6 +114,74 @@ def evil_report() -> dict[str, Any]:
     r["seals"]["violations"] = [{"code": "x", "rater": EVIL, "commit": "deadbeef" * 5,
                                  "message": '"><img src=x onerror=alert(3)> | `tick` **bold** [l](http://e.x)'}]
     r["reasons"] = ["line one\nline two | pipe"]
+    r["reconciliation"]["cells"][0]["proposals"][0]["justification"] = f"{EVIL} | `tick` **bold**\nnext"
+    r["reconciliation"]["cells"][0]["proposals"][1]["rater"] = EVIL
+    r["reconciliation"]["unattributed"] = [
+        {"code": "unattributed-row", "path": f"study/{EVIL}|x.md", "line": 3, "cell": "Q1/A/D1",
+         "rater": EVIL, "author": f"{EVIL}@example.org", "commit": "deadbeef" * 5,
+         "message": '"><img src=x onerror=alert(4)>'}]
+    r["excluded_raters"] = [{"rater": EVIL, "codes": ["x"], "messages": ["<b>m</b>"]}]
+    r["deviations"] = [{"path": f"rules.{EVIL}", "default": "`a|b`", "value": EVIL, "line": 4,
+                        "detail": EVIL}]
+    r["seals"]["timeline"][0].update(rater=EVIL, author=f"{EVIL} <x@y>")
+    r["source"].update(revision=EVIL, work_tree=True, uncommitted=[f"study/{EVIL}.md (M)"])
+    return r
+
+
+# --- variants with the provenance and audit keys (shared with test_render_audit) ----------------
+
+
+def work_tree_report() -> dict[str, Any]:
+    """`report --work-tree`: a preview from uncommitted files, attribution not checked."""
+    r = sample()
+    r["source"].update(work_tree=True, clean=False,
+                       uncommitted=["tests/phase2/scores_cto.md (M)", "tests/phase2/reconciliation.md (??)"])
+    r["reconciliation"].update(attribution="not-checked", note="computed from uncommitted files: who wrote "
+                               "each reconciliation row was not checked")
+    return r
+
+
+def outside_git_report() -> dict[str, Any]:
+    r = not_verified_report()
+    r["source"] = {"git": False, "revision": None, "rev": None, "work_tree": True, "clean": None,
+                   "uncommitted": [], "version": "0.1.0", "generated_at": "2026-11-26T10:00:00Z"}
+    r["seals"].update(message="not a git repository, so the sealing history was not checked")
+    r["reconciliation"].update(attribution="not-checked", note="not a git repository: who wrote each "
+                               "reconciliation row was not checked")
+    return r
+
+
+def audit_report() -> dict[str, Any]:
+    """Every new section with something to say: an excluded optional rater, a contested and a
+    missing cell next to the unanimous one, a row someone else wrote, two deviations."""
+    r = sample()
+    message = "redteam sealed unblinded/main after other raters' scores were in the history"
+    r["seals"]["violations"] = [{"code": "visible-at-seal", "rater": "redteam",
+                                 "commit": "fb91dce7d5a1b2c3d4e5f60718293a4b5c6d7e8f", "message": message}]
+    r["seals"]["excluded_raters"] = [{"rater": "redteam", "codes": ["visible-at-seal"]}]
+    r["excluded_raters"] = [{"rater": "redteam", "codes": ["visible-at-seal"], "messages": [message]}]
+    r["deviations"].insert(0, {"path": "rounds[main].questions", "line": 74, "value": "[Q1, Q2, Q3, Q4]",
+                               "default": "[Q1, Q2, Q3, Q4, Q5, Q6, Q7, Q8, Q9, Q10]",
+                               "detail": "removed Q5, Q6, Q7, Q8, Q9, Q10"})
+    cells = r["reconciliation"]["cells"]
+    cells.append({"cell": "Q2/B/D8", "pass": "unblinded", "state": "contested", "value": None, "missing": [],
+                  "proposals": [
+                      {"rater": "cto", "consensus": 1, "justification": 'The list "reads cleanly" overall.',
+                       "line": 12, "author": "cto@example.org"},
+                      {"rater": "logician", "consensus": 2, "justification": '"First, second, third" nests.',
+                       "line": 13, "author": "logician@example.org"},
+                      {"rater": "redteam", "consensus": "contested", "justification": "Cannot agree.",
+                       "line": 14, "author": "redteam@example.org"}]})
+    cells.append({"cell": "Q4/A/D1", "pass": "blinded", "state": "missing", "value": None,
+                  "missing": ["logician"],
+                  "proposals": [{"rater": "cto", "consensus": 2, "justification": '"Go is faster" is bare.',
+                                 "line": 8, "author": "cto@example.org"}]})
+    r["reconciliation"]["unattributed"] = [
+        {"code": "unattributed-row", "path": "tests/phase2/reconciliation_blinded.md", "line": 9,
+         "cell": "Q4/A/D1", "rater": "logician", "author": "lead@example.org",
+         "commit": "a993ee02a96028df6d91ab92a6c57c12caa0185b",
+         "message": "last written by lead@example.org, not by logician"}]
+    r["contested_cells"] = ["Q2/B/D8"]
     return r
 
 
@@ -121,6 +189,9 @@ VARIANTS = {
     "legacy": lambda: legacy_report(),
     "sample": sample,
     "not_ready": not_ready_report,
+    "work_tree": work_tree_report,
+    "outside_git": outside_git_report,
+    "audit": audit_report,
     "contested": contested_report,
     "undefined_kappa": undefined_kappa_report,
     "not_verified": not_verified_report,
@@ -385,10 +456,13 @@ def test_withheld_numbers_are_said_once_not_per_cell() -> None:
 
 
 def legacy_report() -> dict[str, Any]:
-    """A document written before the caveats, roster, question texts and exact κ existed."""
+    """A document written before the caveats, roster, question texts, exact κ, source,
+    reconciliation, exclusions, deviations and seal timeline existed."""
     r = sample()
-    for key in ("caveats", "rater_roster"):
+    for key in ("caveats", "rater_roster", "source", "reconciliation", "excluded_raters", "deviations"):
         del r[key]
+    for key in ("timeline", "excluded_raters"):
+        del r["seals"][key]
     for q in r["questions"]:
         for key in ("text", "aggregate_A_exact", "aggregate_B_exact"):
             del q[key]
@@ -408,6 +482,8 @@ def test_a_report_written_before_the_new_keys_still_renders() -> None:
     assert table_with(text, "rater", also="pass blinded")[0] == ["rater", "pass unblinded", "pass blinded"]
     assert "percentile bootstrap intervals" in text  # what older reports computed
     assert "Caveats" not in text
+    for absent in ("**Source:**", "## Deviations", "## Reconciliation", "**Timeline**", "Excluded raters"):
+        assert absent not in text  # nothing is said about what the document does not know
 
 
 def test_user_text_cannot_inject_html_or_break_tables() -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from aoven_git import numfmt
 from aoven_git.numfmt import DASH
+from aoven_git.render import audit, provenance
 from aoven_git.render.markdown import agreement_settings
 from aoven_git.render.svg import kappa_chart, means_chart, questions_chart
 from aoven_git.render.tables import (
@@ -129,6 +130,21 @@ svg.chart text.value { font-size: 10px; }
 svg.chart text.sub, svg.chart text.kappa-status, svg.chart text.threshold-label { font-size: 11px; }
 svg.chart text.cat, svg.chart text.kappa-value { font-weight: 600; }
 svg.chart text.kappa-undefined { font-style: italic; }
+.source { font-size: 0.88rem; margin-top: 2px; }
+.source code[title] { text-decoration: underline dotted; cursor: help; }
+.banner { margin: 14px 0 0; border-radius: 8px; padding: 12px 18px; border: 1px solid;
+          border-left-width: 8px; }
+.banner strong { display: block; font-size: 1.05rem; }
+.banner ul { margin: 6px 0 0; padding-left: 22px; }
+.b-bad { background: var(--bad-bg); border-color: var(--bad); color: var(--bad); }
+.b-bad p, .b-bad li { color: var(--ink); }
+.b-warn { background: var(--warn-bg); border-color: #c98a12; color: var(--warn); }
+.b-warn p { color: var(--ink); }
+ul.deviations li { margin: 2px 0; }
+details { margin: 6px 0 14px; }
+details > summary { cursor: pointer; color: var(--muted); font-size: 0.9rem; }
+table.timeline { font-size: 0.82rem; width: auto; min-width: 60%; }
+table.timeline td, table.timeline th { padding: 3px 9px; }
 footer { margin-top: 40px; color: var(--muted); font-size: 0.85rem; border-top: 1px solid var(--line);
          padding-top: 10px; }
 @media (max-width: 640px) {
@@ -187,6 +203,17 @@ def _figure(svg: str, caption: str) -> str:
     return f'<figure class="chart-box">\n{svg}\n<figcaption>{_e(caption)}</figcaption>\n</figure>'
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _fold(summary: str, body: str, rows: int) -> str:
+    """`body` as is when short, else inside a `<details>` with `summary` (no script needed)."""
+    if rows <= audit.FOLD_AFTER:
+        return body
+    return f"<details><summary>{_e(summary)}</summary>\n{body}\n</details>"
+
+
 def _list(items: list[str], tag: str = "ul", cls: str = "") -> str:
     klass = f' class="{cls}"' if cls else ""
     return f"<{tag}{klass}>" + "".join(f"<li>{_e(i)}</li>" for i in items) + f"</{tag}>"
@@ -213,12 +240,38 @@ def _verdict_block(report: Mapping[str, Any]) -> str:
     if pending:
         parts.append("<p><strong>Pending raters:</strong> " + "; ".join(
             f"pass {_code(p)}: " + ", ".join(_code(r) for r in rs) for p, rs in pending.items()) + "</p>")
-    caveats = caveat_summary(report)
-    if caveats:
-        parts.append(f'<p class="t-warn"><strong>Caveats:</strong> {_e(caveats)}.</p>')
+    parts += _verdict_notes(report)
     parts += _contest_and_retest(report)
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _verdict_notes(report: Mapping[str, Any]) -> list[str]:
+    """Excluded raters, caveats, ignored reconciliation rows, plan deviations: one line each."""
+    parts = []
+    parts += _excluded_line(report)
+    caveats = caveat_summary(report)
+    if caveats:
+        parts.append(f'<p class="t-warn"><strong>Caveats:</strong> {_e(caveats)}.</p>')
+    ignored = len(audit.unattributed(report))
+    if ignored:
+        parts.append(f'<p class="t-warn"><strong>Reconciliation:</strong> {_plural(ignored, "row")} ignored '
+                     "because someone other than the rater it names wrote it (see "
+                     '<a href="#reconciliation">Reconciliation</a>).</p>')
+    departures = provenance.deviation_summary(report)
+    if departures:
+        parts.append(f"<p><strong>Plan:</strong> {_e(departures)} "
+                     '(see <a href="#deviations">Deviations</a>).</p>')
+    return parts
+
+
+def _excluded_line(report: Mapping[str, Any]) -> list[str]:
+    found = audit.excluded_sentence(report)
+    if found is None:
+        return []
+    raters, meaning = found
+    who = "; ".join(_code(r) + (f" ({_e(codes)})" if codes else "") for r, codes in raters)
+    return [f"<p><strong>Excluded raters:</strong> {who}: {_e(meaning)}.</p>"]
 
 
 def _contest_and_retest(report: Mapping[str, Any]) -> list[str]:
@@ -262,12 +315,19 @@ def _figures(report: Mapping[str, Any]) -> str:
          f"{len(report.get('counted_dimensions') or [])} / {len(report.get('dimensions') or [])}",
          f"κ ≥ {numfmt.kappa(ks.get('threshold'))}" if ks.get("threshold") is not None else ""),
         ("Raters", str(len(raters)), ", ".join(raters)),
-        ("Seals", str(seals.get("status") or "not-verified"), "verified from git history"
-         if seals.get("verified") else "not verified"),
+        ("Seals", str(seals.get("status") or "not-verified"), _seal_note(report)),
     ]
     cards = "".join(f'<div class="figure"><div class="k">{_e(k)}</div><div class="v">{_e(v)}</div>'
                     f'<div class="s">{_e(s)}</div></div>' for k, v, s in items)
     return f'<section class="figures" aria-label="Key figures">{cards}</section>'
+
+
+def _seal_note(report: Mapping[str, Any]) -> str:
+    if not (report.get("seals") or {}).get("verified"):
+        return "not verified"
+    if (provenance.source(report) or {}).get("work_tree"):
+        return "history verified; not the uncommitted files"
+    return "verified from git history"
 
 
 # --------------------------------------------------------------------------- sections
@@ -275,6 +335,19 @@ def _figures(report: Mapping[str, Any]) -> str:
 
 def _rules(report: Mapping[str, Any]) -> str:
     return _table(rules_table(report), "rules")
+
+
+def _deviations(report: Mapping[str, Any]) -> str:
+    found = provenance.deviations(report) or []
+    intro = f"<p>{_e(provenance.deviations_intro(len(found)))}</p>"
+    if not found:
+        return intro
+    items = "".join(f"<li>{_code(d.path)}: {_e(d.text)}" + (f' <span class="note">· line {d.line}</span>'
+                                                             if d.line is not None else "") + "</li>"
+                    for d in found)
+    n = len(found)
+    listed = _fold(f"{_plural(n, 'departure')} from the defaults", f'<ul class="deviations">{items}</ul>', n)
+    return f"{intro}\n{listed}"
 
 
 def _means(report: Mapping[str, Any]) -> str:
@@ -313,6 +386,30 @@ def _cells(report: Mapping[str, Any]) -> str:
     body = [_table(key_cells, "cells") if key_cells.rows else none]
     if other_cells.rows:
         body += ["<h3>Other disagreements, resolved by the plan's rule</h3>", _table(other_cells, "cells")]
+    return "\n".join(body)
+
+
+def _reconciliation(report: Mapping[str, Any]) -> str:
+    """Each rater's own proposal per reconciled cell, and the rows ignored because someone else
+    wrote them (the same tables as the Markdown)."""
+    body = [f"<p>{_e(audit.reconciliation_summary(report))}</p>"]
+    note = audit.attribution_note(report)
+    if note:
+        body.append(f'<p class="t-warn"><strong>Attribution not checked:</strong> {_e(note)}</p>')
+    open_cells, agreed = audit.reconciliation_tables(report)
+    if open_cells.rows:
+        body += ["<h3>Open cells</h3>", '<p class="note">Contested: the verdict ranges over the values '
+                 "proposed. Missing: no consensus until every rater states their own value.</p>",
+                 _table(open_cells, "reconciliation")]
+    if agreed.rows:
+        n = audit.state_counts(report).get("unanimous", 0)
+        summary = f"{_plural(n, 'unanimous cell')}: each rater's proposal and quote"
+        body += ["<h3>Unanimous cells</h3>", _fold(summary, _table(agreed, "reconciliation"), n)]
+    ignored = audit.unattributed_table(report)
+    if ignored.rows:
+        n = len(ignored.rows)
+        body += [f"<h3>Ignored rows ({n})</h3>",
+                 _fold(f"the {_plural(n, 'ignored row')}", _table(ignored, "unattributed"), n)]
     return "\n".join(body)
 
 
@@ -362,9 +459,17 @@ def _seals(report: Mapping[str, Any]) -> str:
     vt = violations_table(report)
     if vt.rows:
         out.append(f"<h3>Violations ({len(vt.rows)})</h3>" + _table(vt))
+    if (provenance.source(report) or {}).get("work_tree") and seals.get("verified"):
+        out.append('<p class="note">These seals are those of the committed history; the uncommitted files '
+                   "this report was computed from are not covered by them.</p>")
+    out += _excluded_line(report)
     forced = seals.get("forced_reveals") or []
     if forced:
         out.append("<h3>Forced reveals</h3>" + _list([describe(f) for f in forced]))
+    events = audit.timeline_table(report)
+    if events.rows:
+        out += ["<h3>Timeline</h3>", '<p class="note">Who sealed, revealed and reconciled, in history '
+                "order.</p>", _table(events, "timeline")]
     return "\n".join(out)
 
 
@@ -394,11 +499,16 @@ def _questions(report: Mapping[str, Any]) -> str:
 
 #: (anchor, heading, section) in page order; the table of contents is built from it.
 SECTIONS = (
-    ("rules", "Rules", _rules), ("means", "Means per dimension", _means), ("raters", "Raters", _raters),
+    ("rules", "Rules", _rules), ("deviations", "Deviations from the published defaults", _deviations),
+    ("means", "Means per dimension", _means), ("raters", "Raters", _raters),
     ("agreement", "Agreement (weighted κ)", _agreement), ("cells", "Flagged and contested cells", _cells),
-    ("self-bias", "Self-bias", _self_bias), ("blinding", "Blinding", _blinding), ("seals", "Seals", _seals),
+    ("reconciliation", "Reconciliation", _reconciliation), ("self-bias", "Self-bias", _self_bias),
+    ("blinding", "Blinding", _blinding), ("seals", "Seals", _seals),
     ("validation", "Validation", _validation), ("questions", "Questions", _questions),
 )
+#: sections shown only when the document has their key (older documents have no such section)
+OPTIONAL = {"deviations": "deviations", "reconciliation": "reconciliation"}
+TOC_NAMES = {"deviations": "Deviations"}
 
 
 def _head(report: Mapping[str, Any]) -> str:
@@ -420,18 +530,47 @@ def _header(report: Mapping[str, Any]) -> str:
         meta.append(f"<span>plan version {_e(report['plan_version'])}</span>")
     if report.get("verdict_pass"):
         meta.append(f"<span>verdict pass {_code(report['verdict_pass'])}</span>")
-    if report.get("generated_by"):
+    if report.get("generated_by") and provenance.source(report) is None:  # else the source line says it
         meta.append(f"<span>{_e(report['generated_by'])}</span>")
     study = str(report.get("study") or "study")
-    return f'<header>\n<h1>aoven-git report: {_e(study)}</h1>\n<p class="meta">{"".join(meta)}</p>\n</header>'
+    return (f'<header>\n<h1>aoven-git report: {_e(study)}</h1>\n<p class="meta">{"".join(meta)}</p>\n'
+            f"{_source(report)}</header>{_banner(report)}")
+
+
+def _source(report: Mapping[str, Any]) -> str:
+    """The revision (short; the full id as its tooltip), work tree, version and time."""
+    facts = provenance.source_facts(report)
+    if not facts:
+        return ""
+    spans = "".join(
+        f"<span>{_e(f.prefix)}" + (f'<code title="{_e(f.title)}">{_e(f.text)}</code>' if f.title
+                                   else _code(f.text) if f.code else _e(f.text)) + "</span>"
+        for f in facts)
+    return f'<p class="meta source" id="source">Source: {spans}</p>\n'
+
+
+def _banner(report: Mapping[str, Any]) -> str:
+    banner = provenance.banner(report)
+    if banner is None:
+        return ""
+    files = "".join(f"<li>{_code(path)}" + (f" ({_e(what)})" if what else "") + "</li>"
+                    for path, what in banner.files)
+    if banner.more:
+        files += f"<li>and {banner.more} more (see the JSON report)</li>"
+    return (f'\n<section class="banner b-{banner.tone}" id="source-banner" role="alert">'
+            f"<strong>{_e(banner.title)}</strong><p>{_e(banner.text)}</p>"
+            + (f"<ul>{files}</ul>" if files else "") + "</section>")
 
 
 def render_html(report: Mapping[str, Any]) -> str:
     """The report as one self-contained HTML page (no network, no scripts)."""
-    toc = "".join(f'<a href="#{sid}">{_e(name.split(" (")[0])}</a>' for sid, name, _ in SECTIONS)
+    shown = [(sid, name, section) for sid, name, section in SECTIONS
+             if sid not in OPTIONAL or report.get(OPTIONAL[sid]) is not None]
+    toc = "".join(f'<a href="#{sid}">{_e(TOC_NAMES.get(sid, name.split(" (")[0]))}</a>'
+                  for sid, name, _ in shown)
     body = [_header(report), _verdict_block(report), _figures(report),
             f'<nav class="toc" aria-label="Contents">{toc}</nav>']
-    for sid, name, section in SECTIONS:
+    for sid, name, section in shown:
         body.append(f'<section id="{sid}"><h2>{_e(name)}</h2>\n{section(report)}\n</section>')
     foot = _e(report.get("generated_by") or "aoven-git")
     if report.get("schema"):

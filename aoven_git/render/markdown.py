@@ -7,12 +7,14 @@ numbers from numfmt.py; each section of the page is one function here, in page o
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from aoven_git import numfmt
 from aoven_git.numfmt import DASH
+from aoven_git.render import audit, provenance
 from aoven_git.render.tables import (
     VERDICT_MARKS,
     Cell,
@@ -32,7 +34,7 @@ from aoven_git.render.tables import (
     violations_table,
 )
 
-__all__ = ["md", "md_code", "md_table", "render_markdown", "truncate_summary"]
+__all__ = ["md", "md_code", "md_details", "md_table", "render_markdown", "truncate_summary"]
 
 SUMMARY_LIMIT = 1_000_000
 
@@ -69,6 +71,17 @@ def md_table(table: Table) -> list[str]:
     return [*notes, head, align, *body]
 
 
+def md_details(summary: str, body: list[str]) -> list[str]:
+    """`body` folded under a one-line `summary` (GitHub renders `<details>`; the summary is our
+    own text, escaped as HTML; the body stays Markdown, so a blank line must follow `<summary>`)."""
+    return ["<details>", f"<summary>{html.escape(summary)}</summary>", "", *body, "", "</details>", ""]
+
+
+def _folded(summary: str, body: list[str], rows: int) -> list[str]:
+    """`body` as is when short, else folded under `summary`."""
+    return md_details(summary, body) if rows > audit.FOLD_AFTER else [*body, ""]
+
+
 def _plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else many or word + 's'}"
 
@@ -76,15 +89,39 @@ def _plural(n: int, word: str, many: str | None = None) -> str:
 # --------------------------------------------------------------------------- verdict
 
 
-def _md_heading(report: Mapping[str, Any]) -> list[str]:
-    verdict = str(report.get("verdict") or "UNKNOWN")
+def _md_title(report: Mapping[str, Any]) -> list[str]:
     facts = [f"round {md_code(report.get('round') or DASH)}"]
     if report.get("plan_version") is not None:
         facts.append(f"plan version {md(report.get('plan_version'))}")
     if report.get("verdict_pass"):
         facts.append(f"verdict pass {md_code(report['verdict_pass'])}")
-    lines = [f"# aoven-git report: {md(report.get('study') or 'study')}", "", " · ".join(facts), "",
-             f"## {VERDICT_MARKS.get(verdict, '⚪')} Verdict: **{md(verdict)}**", ""]
+    return [f"# aoven-git report: {md(report.get('study') or 'study')}", "", " · ".join(facts), ""]
+
+
+def _md_source(report: Mapping[str, Any]) -> list[str]:
+    """Which revision the report was computed from, and a banner when that is not (only) the
+    verified history (docs/report.md, "Source")."""
+    facts = provenance.source_facts(report)
+    lines = []
+    if facts:
+        lines += ["**Source:** " + " · ".join(
+            f.prefix + (md_code(f.text) if f.code else md(f.text)) for f in facts), ""]
+    banner = provenance.banner(report)
+    if banner is not None:
+        mark = "⛔" if banner.tone == "bad" else "⚠️"
+        lines += [f"> {mark} **{md(banner.title)}.** {md(banner.text)}"]
+        if banner.files:
+            lines += [">"] + [f"> - {md_code(path)}" + (f" ({md(what)})" if what else "")
+                              for path, what in banner.files]
+            if banner.more:
+                lines.append(f"> - and {banner.more} more (see the JSON report)")
+        lines.append("")
+    return lines
+
+
+def _md_heading(report: Mapping[str, Any]) -> list[str]:
+    verdict = str(report.get("verdict") or "UNKNOWN")
+    lines = [f"## {VERDICT_MARKS.get(verdict, '⚪')} Verdict: **{md(verdict)}**", ""]
     if report.get("summary"):
         lines += [f"> {md(report['summary'])}", ""]
     a, b = labels(report)
@@ -114,10 +151,27 @@ def _md_why(report: Mapping[str, Any]) -> list[str]:
     if pending:
         lines += ["**Pending raters:** " + "; ".join(
             f"pass {md_code(p)}: " + ", ".join(md_code(r) for r in rs) for p, rs in pending.items()), ""]
+    lines += _md_excluded_line(report)
     caveats = caveat_summary(report)
     if caveats:
         lines += [f"⚠️ **Caveats:** {md(caveats)}.", ""]
+    ignored = len(audit.unattributed(report))
+    if ignored:
+        lines += [f"⚠️ **Reconciliation:** {_plural(ignored, 'row')} ignored because someone other than "
+                  "the rater it names wrote it (see Reconciliation).", ""]
+    departures = provenance.deviation_summary(report)
+    if departures:
+        lines += [f"📝 **Plan:** {md(departures)} (see Deviations).", ""]
     return lines
+
+
+def _md_excluded_line(report: Mapping[str, Any]) -> list[str]:
+    found = audit.excluded_sentence(report)
+    if found is None:
+        return []
+    raters, meaning = found
+    who = "; ".join(md_code(r) + (f" ({md(codes)})" if codes else "") for r, codes in raters)
+    return [f"**Excluded raters:** {who}: {md(meaning)}.", ""]
 
 
 def _md_contest_and_retest(report: Mapping[str, Any]) -> list[str]:
@@ -148,6 +202,18 @@ def _md_contest_and_retest(report: Mapping[str, Any]) -> list[str]:
 
 def _md_rules(report: Mapping[str, Any]) -> list[str]:
     return ["## Rules", "", *md_table(rules_table(report)), ""]
+
+
+def _md_deviations(report: Mapping[str, Any]) -> list[str]:
+    found = provenance.deviations(report)
+    if found is None:
+        return []
+    lines = ["## Deviations from the published defaults", "", md(provenance.deviations_intro(len(found))), ""]
+    if not found:
+        return lines
+    items = [f"- {md_code(d.path)}: {md(d.text)}" + (f" · line {d.line}" if d.line is not None else "")
+             for d in found]
+    return lines + _folded(f"{_plural(len(found), 'departure')} from the defaults", items, len(items))
 
 
 def _md_means(report: Mapping[str, Any]) -> list[str]:
@@ -204,6 +270,32 @@ def _md_cells(report: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _md_reconciliation(report: Mapping[str, Any]) -> list[str]:
+    """Each rater's own proposal per reconciled cell; open cells in full, unanimous ones folded
+    when many; the rows ignored because someone else wrote them, with the fix."""
+    if audit.reconciliation(report) is None:
+        return []
+    lines = ["## Reconciliation", "", md(audit.reconciliation_summary(report)), ""]
+    note = audit.attribution_note(report)
+    if note:
+        lines += [f"⚠️ **Attribution not checked:** {md(note)}", ""]
+    open_cells, agreed = audit.reconciliation_tables(report)
+    counts = audit.state_counts(report)
+    if open_cells.rows:
+        lines += ["**Open cells** (contested: the verdict ranges over the values proposed; missing: no "
+                  "consensus until every rater states their own value):", "", *md_table(open_cells), ""]
+    if agreed.rows:
+        n = counts.get("unanimous", 0)
+        lines += _folded(f"{_plural(n, 'unanimous cell')}: each rater's proposal and quote",
+                         ["**Unanimous cells:**", "", *md_table(agreed)], n)
+    ignored = audit.unattributed_table(report)
+    if ignored.rows:
+        n = len(ignored.rows)
+        lines += [f"⚠️ **{_plural(n, 'row')} ignored:** not written by the rater they name.", ""]
+        lines += _folded(f"the {_plural(n, 'ignored row')}", md_table(ignored), n)
+    return lines
+
+
 def _md_self_bias(report: Mapping[str, Any]) -> list[str]:
     a, b = labels(report)
     flagged = sum(1 for e in report.get("self_bias") or [] if e.get("flagged"))
@@ -257,9 +349,18 @@ def _md_seals(report: Mapping[str, Any]) -> list[str]:
     vt = violations_table(report)
     if vt.rows:
         lines += [f"**Violations ({len(vt.rows)}):**", "", *md_table(vt), ""]
+    if (provenance.source(report) or {}).get("work_tree") and seals.get("verified"):
+        lines += ["These seals are those of the committed history; the uncommitted files this report "
+                  "was computed from are not covered by them.", ""]
+    lines += _md_excluded_line(report)
     forced = seals.get("forced_reveals") or []
     if forced:
         lines += ["**Forced reveals:**", ""] + [f"- {md(describe(f))}" for f in forced] + [""]
+    events = audit.timeline_table(report)
+    if events.rows:
+        n = len(events.rows)
+        lines += ["**Timeline** (in history order):", ""]
+        lines += _folded(f"{_plural(n, 'commit')}: who sealed, revealed and reconciled", md_table(events), n)
     return lines
 
 
@@ -295,13 +396,24 @@ def _md_footer(report: Mapping[str, Any]) -> list[str]:
     return ["---", "", "Generated by " + " · ".join(footer) + "."]
 
 
-SECTIONS = (_md_heading, _md_why, _md_contest_and_retest, _md_rules, _md_means, _md_raters, _md_agreement,
-            _md_cells, _md_self_bias, _md_blinding, _md_seals, _md_validation, _md_questions, _md_footer)
+SECTIONS = (_md_title, _md_source, _md_heading, _md_why, _md_contest_and_retest, _md_rules, _md_deviations,
+            _md_means, _md_raters, _md_agreement, _md_cells, _md_reconciliation, _md_self_bias, _md_blinding,
+            _md_seals, _md_validation, _md_questions, _md_footer)
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:
-    """The report as GitHub-flavoured Markdown (job summary); no raw HTML."""
+    """The report as GitHub-flavoured Markdown (job summary); no raw HTML but the `<details>`
+    that fold long lists."""
     return "\n".join(line for section in SECTIONS for line in section(report)) + "\n"
+
+
+def _fold_depths(lines: list[str]) -> list[int]:
+    """How many `<details>` blocks are open after each line."""
+    depths, depth = [], 0
+    for line in lines:
+        depth = max(0, depth + {"<details>": 1, "</details>": -1}.get(line.strip(), 0))
+        depths.append(depth)
+    return depths
 
 
 def truncate_summary(markdown: str, limit_bytes: int = SUMMARY_LIMIT, *,
@@ -321,7 +433,9 @@ def truncate_summary(markdown: str, limit_bytes: int = SUMMARY_LIMIT, *,
                 f"summary to 1 MiB. The full report is in {full_report}.\n")
 
     fence_close = "\n```"
-    reserve = len(fence_close)  # room to close a code fence the cut would leave open
+    details_close = "\n\n</details>"
+    # room to close a code fence and the `<details>` blocks the cut would leave open
+    reserve = len(fence_close) + len(details_close) * max(_fold_depths(lines), default=0)
     used, kept = 0, 0
     for line in lines:
         size = len(line.encode("utf-8"))
@@ -333,6 +447,7 @@ def truncate_summary(markdown: str, limit_bytes: int = SUMMARY_LIMIT, *,
     fences = sum(1 for ln in lines[:kept] if ln.lstrip().startswith(("```", "~~~")))
     if fences % 2:  # the note must not land inside an open code block
         head += fence_close
+    head += details_close * ([0, *_fold_depths(lines)][kept])  # nor inside a fold, where nobody looks
     result = head + note_for(kept)
     encoded = result.encode("utf-8")
     if len(encoded) > limit_bytes:  # limit smaller than the note itself: cut on a character boundary

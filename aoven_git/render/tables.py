@@ -355,15 +355,36 @@ def caveat_summary(report: Mapping[str, Any]) -> str | None:
 # --------------------------------------------------------------------------- raters
 
 
+def excluded_raters(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Optional raters whose seal violations exclude their sheets: ``{rater, codes, messages}``
+    from the document, or from verify-seal's part of it (codes only) in an older document."""
+    entries = report.get("excluded_raters")
+    if not isinstance(entries, list):
+        entries = (report.get("seals") or {}).get("excluded_raters") or []
+    out = []
+    for e in entries:
+        if isinstance(e, Mapping) and e.get("rater") is not None:
+            out.append({"rater": str(e["rater"]), "codes": [str(c) for c in e.get("codes") or []],
+                        "messages": [str(m) for m in e.get("messages") or [] if m]})
+    return out
+
+
+def excluded_ids(report: Mapping[str, Any]) -> set[str]:
+    return {e["rater"] for e in excluded_raters(report)}
+
+
 def raters_table(report: Mapping[str, Any]) -> Table:
     """Which raters each pass needs and who scored: required raters missing from a pass are
-    pending (they block the verdict); optional ones are simply absent."""
+    pending (they block the verdict); optional ones are simply absent; optional raters with seal
+    violations are excluded (their sheets count nowhere)."""
     scored = report.get("raters") or {}
     pending = report.get("pending_raters") or {}
+    excluded = excluded_ids(report)
     roster = list(report.get("rater_roster") or [])
     known = {str(r.get("id")) for r in roster}
-    for rater in _raters(report, []):
+    for rater in [*_raters(report, []), *sorted(excluded)]:
         if rater not in known:
+            known.add(rater)
             roster.append({"id": rater, "name": None, "required": None})
     passes = list(scored)
     rows = []
@@ -372,7 +393,9 @@ def raters_table(report: Mapping[str, Any]) -> Table:
         role = {True: Cell("required"), False: Cell("optional", tone="muted")}.get(required, _c(None))
         row = [_c(rid, code=True), _c(r.get("name") or ""), role]
         for p in passes:
-            if rid in (scored.get(p) or []):
+            if rid in excluded:
+                row.append(Cell("excluded", tone="bad", mark="⛔"))
+            elif rid in (scored.get(p) or []):
                 row.append(Cell("scored", tone="good", mark="✅"))
             elif rid in (pending.get(p) or []):
                 row.append(Cell("pending", tone="bad", mark="⏳"))
@@ -380,7 +403,9 @@ def raters_table(report: Mapping[str, Any]) -> Table:
                 row.append(Cell("not scored", tone="muted"))
         rows.append(tuple(row))
     headers = ("rater", "name", "role", *(f"pass {p}" for p in passes))
-    return pruned(Table(headers, tuple(rows)))
+    notes = ("Excluded: an optional rater whose seal violations leave their sheets out of agreement "
+             "and consensus (see Seals); the verdict is not blocked by them.",) if excluded else ()
+    return pruned(Table(headers, tuple(rows), notes=notes))
 
 
 def _raters(report: Mapping[str, Any], cells: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -471,13 +496,25 @@ def self_bias_table(report: Mapping[str, Any]) -> Table:
 
 
 def violations_table(report: Mapping[str, Any]) -> Table:
+    """Every violation; when some rater is excluded, a column says which violations exclude an
+    optional rater and which block the verdict."""
     seals = report.get("seals") or {}
+    excluded = excluded_ids(report)
+
+    def effect(v: Mapping[str, Any]) -> tuple[Cell, ...]:
+        if not excluded:
+            return ()
+        if v.get("rater") in excluded:
+            return (Cell(f"excludes {v.get('rater')}", tone="warn"),)
+        return (Cell("blocks the verdict", tone="bad"),)
+
     rows = tuple(
         (_c(v.get("code"), code=True), _c(v.get("rater"), code=v.get("rater") is not None),
-         _c(short_commit(v.get("commit")) or None, code=bool(v.get("commit"))), _c(v.get("message")))
+         _c(short_commit(v.get("commit")) or None, code=bool(v.get("commit"))), _c(v.get("message")),
+         *effect(v))
         for v in seals.get("violations") or [] if isinstance(v, Mapping)
     )
-    return Table(("code", "rater", "commit", "message"), rows)
+    return Table(("code", "rater", "commit", "message", *(("effect",) if excluded else ())), rows)
 
 
 def validation_table(report: Mapping[str, Any]) -> Table:
