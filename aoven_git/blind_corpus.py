@@ -162,7 +162,7 @@ def corpus_files_at(
     from aoven_git.studyfile import MAX_BYTES
 
     folder = naming.blind_dir(plan, pass_id)
-    tree = gitio.tree_files(root, commit, folder, limit=MAX_BYTES)
+    tree, _links = gitio.tree_files(root, commit, folder, limit=MAX_BYTES)
     key = tree.pop(naming.blind_key_path(plan, pass_id), None)
     return {path[len(folder) + 1 :]: data for path, data in tree.items()}, key
 

@@ -120,6 +120,10 @@ def verify(root: Path, plan_path: str, rev: str = "HEAD") -> SealReport:
                             "commit the allowed-signers file with the plan", path=plan_path)
         _check_signatures(root, judged, report)
     attribute_rows(root, commit, judged, report)
+    if any(p.blind for p in judged.passes):
+        from aoven_git.blind_corpus import corpus_violations
+
+        report.violations.extend(corpus_violations(root, judged, commit))
     return report
 
 
