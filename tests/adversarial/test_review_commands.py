@@ -1,0 +1,61 @@
+"""Review: `aoven-git seal` refusals and the forced-reveal record (found by reading
+sealing.readable_before_seal and seal_rules._seals_and_timeline).
+
+* `seal` refuses "what could only be a violation" by looking at HEAD's file NAMES only: a score
+  table pasted into `study/notes.md` (plaintext to verify-seal) or plaintext committed and deleted
+  earlier (still in the seal's ancestry) does not stop it, and the seal it commits is then
+  reported as `visible-at-seal` forever.
+* The report's "forced reveals" is read from commit-message text (`Aoven-Force:` on any line of a
+  reveal commit), not from ancestry: an honest reveal whose message carries the line is listed as
+  forced, and a premature reveal without it is not.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.adversarial.conftest import Lab, expect, sheet_text
+
+
+@pytest.mark.parametrize("where", ["table-in-notes", "deleted-reveal"])
+def test_seal_refuses_when_the_seal_could_only_be_visible_at_seal(lab: Lab, where: str) -> None:
+    lab.start()
+    lab.seal("cto")
+    if where == "table-in-notes":
+        lab.file("cto", "study/notes.md", "---\nrater: cto\n---\n\n" + sheet_text("cto", front_matter=False))
+    else:
+        lab.reveal("cto", no_verify=True)
+        lab.git("rm", "-q", lab.score_path("cto"))
+        lab.put("cto", "oops, too early", no_verify=True)
+    lab.write(lab.score_path("logician"), sheet_text("logician"))
+    before = lab.snapshot()
+    res = lab.cli("logician", "seal", "--rater", "logician")
+    if res.code == 0:  # what the accepted seal leads to (then the refusal assert below fails)
+        leaked = [("stray-scores" if where == "table-in-notes" else "deleted-after-seal", "cto")]
+        expect(lab, [*leaked, ("visible-at-seal", "logician")])
+    assert res.code == 1, res.output
+    assert lab.snapshot() == before
+
+
+def test_honest_reveal_with_a_force_line_in_its_message_is_not_a_forced_reveal(lab: Lab) -> None:
+    """Every rater sealed before cto's reveal (provable from ancestry), but the reveal's message
+    quotes the trailer line: the report lists a forced reveal that never happened."""
+    lab.start()
+    lab.seal("cto")
+    lab.seal("logician")
+    lab.reveal("cto", message="reveal cto\n\nAoven-Force: reveal (unsealed: logician)\n")
+    lab.reveal("logician")
+    data = expect(lab, [])
+    assert data["forced_reveals"] == []
+
+
+def test_premature_reveal_without_the_trailer_is_a_forced_reveal(lab: Lab) -> None:
+    """cto reveals by hand (`AOVEN_GIT_FORCE=reveal git commit`, as `reveal --force` does, without
+    the trailer) while logician has not sealed. verify-seal says `pending` and lists no forced
+    reveal, although ancestry proves logician's seal cannot precede cto's plaintext."""
+    lab.start()
+    lab.seal("cto")
+    reveal = lab.reveal("cto", env={"AOVEN_GIT_FORCE": "reveal"})
+    data = expect(lab, [])
+    assert data["status"] == "pending"
+    assert [f["commit"] for f in data["forced_reveals"]] == [reveal]

@@ -1,0 +1,33 @@
+"""Review: which plan finds the first seal (found by reading seal_rules.judge).
+
+`judge` reads the history under the plan at the verified revision to find the first seal, and only
+then switches to the plan committed with that seal. When the plan at HEAD moved the study
+(`study_dir`, a locked key), no earlier seal is a seal under it: the first "seal" is the commit
+that moved the files, whose plan is HEAD's own, so nothing has "changed after the first seal".
+The real change goes unreported and the honest raters are accused instead.
+"""
+
+from __future__ import annotations
+
+from tests.adversarial.conftest import PLAN, Lab, at, expect
+
+MOVED = PLAN.replace("study_dir: study", "study_dir: phase2")
+
+
+def test_study_dir_moved_after_every_seal(lab: Lab) -> None:
+    """cto and logician seal honestly; the lead then moves the study to `phase2/` and edits
+    `study_dir` (locked). Judged by the plan of the first seal, the move deletes both seal files
+    and adds two `scores_*` copies outside the study dir, and the plan changed. Today verify-seal
+    reports neither `plan-changed-after-seal` nor the deletions, and instead accuses both raters of
+    `visible-at-seal` (each other's *seal files* read as plaintext) and `unauthorized-author`."""
+    assert MOVED != PLAN
+    lab.start()
+    lab.seal("cto")
+    lab.seal("logician")
+    lab.git("mv", "study", "phase2")
+    lab.write("aoven.yaml", MOVED)
+    move = lab.put("lead", "shorter paths", no_verify=True)
+    data = expect(lab, [("deleted-after-seal", "cto"), ("deleted-after-seal", "logician"),
+                        ("plan-changed-after-seal", None),
+                        ("stray-scores", "cto"), ("stray-scores", "logician")])
+    assert at(data, "plan-changed-after-seal", None)["commit"] == move
