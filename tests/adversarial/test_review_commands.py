@@ -59,3 +59,17 @@ def test_premature_reveal_without_the_trailer_is_a_forced_reveal(lab: Lab) -> No
     data = expect(lab, [])
     assert data["status"] == "pending"
     assert [f["commit"] for f in data["forced_reveals"]] == [reveal]
+
+
+def test_seal_when_seals_is_a_file_is_a_clear_refusal(lab: Lab) -> None:
+    """A file `study/seals` (notes about the seals, say) where the seal folder should be: `seal`
+    dies with `internal error: NotADirectoryError` (exit 4, "a bug in aoven-git") instead of
+    saying which path is in the way."""
+    lab.start()
+    lab.file("lead", "study/seals", "the seals are collected here\n")
+    lab.write(lab.score_path("cto"), sheet_text("cto"))
+    before = lab.snapshot()
+    res = lab.cli("cto", "seal", "--rater", "cto")
+    assert res.code == 1, res.output
+    assert "study/seals" in res.output and "internal error" not in res.output
+    assert lab.snapshot() == before
