@@ -61,15 +61,35 @@ def test_premature_reveal_without_the_trailer_is_a_forced_reveal(lab: Lab) -> No
     assert [f["commit"] for f in data["forced_reveals"]] == [reveal]
 
 
-def test_seal_when_seals_is_a_file_is_a_clear_refusal(lab: Lab) -> None:
-    """A file `study/seals` (notes about the seals, say) where the seal folder should be: `seal`
-    dies with `internal error: NotADirectoryError` (exit 4, "a bug in aoven-git") instead of
-    saying which path is in the way."""
+@pytest.mark.parametrize("in_the_way", ["seals-is-a-file", "seal-is-a-folder"])
+def test_seal_with_a_path_in_the_way_is_a_clear_refusal(lab: Lab, in_the_way: str) -> None:
+    """A file `study/seals` (notes about the seals, say) where the seal folder should be, or a
+    folder where the seal file should be: `seal` dies with `internal error: NotADirectoryError` /
+    `IsADirectoryError` (exit 4, "a bug in aoven-git") instead of naming the path in the way."""
     lab.start()
-    lab.file("lead", "study/seals", "the seals are collected here\n")
+    if in_the_way == "seals-is-a-file":
+        lab.file("lead", "study/seals", "the seals are collected here\n")
+    else:
+        (lab.path / lab.seal_path("cto")).mkdir(parents=True)
     lab.write(lab.score_path("cto"), sheet_text("cto"))
     before = lab.snapshot()
     res = lab.cli("cto", "seal", "--rater", "cto")
     assert res.code == 1, res.output
     assert "study/seals" in res.output and "internal error" not in res.output
     assert lab.snapshot() == before
+
+
+@pytest.mark.parametrize("kind", ["file", "symlink"])
+def test_report_when_the_study_dir_is_not_a_folder_in_the_revision(lab: Lab, kind: str) -> None:
+    """The committed study dir is a file or a symbolic link: `report` dies in `gitio.tree_files`
+    (`'Blob' object has no attribute 'traverse'`, exit 4); validate and disagreements cope."""
+    lab.start()
+    lab.git("rm", "-rq", "study")
+    if kind == "file":
+        lab.write("study", "moved to the wiki\n")
+    else:
+        (lab.path / "study").symlink_to("elsewhere")
+    lab.put("lead", "no study folder", "study", no_verify=True)
+    res = lab.cli("lead", "report", "--format", "json", "--bootstrap", "0")
+    assert res.code in (0, 1, 2, 3), res.output
+    assert "internal error" not in res.output
