@@ -9,6 +9,8 @@ The real change goes unreported and the honest raters are accused instead.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.adversarial.conftest import PLAN, Lab, at, expect
 
 MOVED = PLAN.replace("study_dir: study", "study_dir: phase2")
@@ -31,3 +33,31 @@ def test_study_dir_moved_after_every_seal(lab: Lab) -> None:
                         ("plan-changed-after-seal", None),
                         ("stray-scores", "cto"), ("stray-scores", "logician")])
     assert at(data, "plan-changed-after-seal", None)["commit"] == move
+
+
+LOOSE = PLAN.replace("emails: [cto@example.org]", "emails: [cto@example.org, mallory@example.org]")
+
+
+@pytest.mark.parametrize("first_parent", ["main", "branch"])
+def test_parallel_first_seal_under_a_looser_plan(lab: Lab, first_parent: str) -> None:
+    """On a branch from before any seal, mallory adds her e-mail to cto's and seals as cto; on
+    main logician seals under the real plan; the merge keeps the loose plan. Both seals are
+    "first" (neither is an ancestor of the other) and `judge` takes `first_seals[0]`, whichever
+    the topological sort puts first (it follows `git log` order, i.e. commit dates): with main as
+    the first parent mallory's seal is `unauthorized-author`, with the branch first it is not."""
+    assert LOOSE != PLAN
+    base = lab.start()
+    lab.branch("side", base)
+    lab.write("aoven.yaml", LOOSE)
+    lab.put("lead", "plan tweak", "aoven.yaml")
+    lab.seal("cto", who=("Mallory", "mallory@example.org"))
+    lab.checkout("main")
+    lab.seal("logician")
+    if first_parent == "main":
+        lab.merge_taking("side", take="side")
+    else:
+        lab.checkout("side")
+        lab.merge_taking("main", take="side")
+        lab.checkout("main")
+        lab.git("merge", "-q", "--ff-only", "side")
+    expect(lab, [("plan-changed-after-seal", None), ("unauthorized-author", "cto")])
