@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.adversarial.conftest import PLAN, Lab, at, expect
+from tests.adversarial.conftest import PLAN, Lab, at, expect, sheet_text
 
 MOVED = PLAN.replace("study_dir: study", "study_dir: phase2")
 
@@ -61,3 +61,18 @@ def test_parallel_first_seal_under_a_looser_plan(lab: Lab, first_parent: str) ->
         lab.checkout("main")
         lab.git("merge", "-q", "--ff-only", "side")
     expect(lab, [("plan-changed-after-seal", None), ("unauthorized-author", "cto")])
+
+
+def test_first_seal_commit_that_edits_the_plan(lab: Lab) -> None:
+    """The README lists "a seal commit that edits the plan" under `plan-changed-after-seal`. cto's
+    seal commit also makes logician optional: as the FIRST seal, its own plan is the frozen plan,
+    so nothing is reported and logician is optional from then on."""
+    lab.start()
+    lab.write("aoven.yaml", PLAN.replace("{id: logician, name: Logician, emails: [logician@example.org]}",
+                                         "{id: logician, name: Logician, emails: [logician@example.org], "
+                                         "required: false}"))
+    lab.write(lab.seal_path("cto"), lab.seal_bytes("cto", sheet_text("cto", nonce="n")))
+    seal = lab.put("cto", "seal cto")
+    assert lab.git("show", "--name-only", "--format=", seal).split() == ["aoven.yaml", lab.seal_path("cto")]
+    data = expect(lab, [("plan-changed-after-seal", None)])
+    assert at(data, "plan-changed-after-seal", None)["commit"] == seal
