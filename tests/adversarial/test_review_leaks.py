@@ -194,3 +194,20 @@ def test_seal_command_works_with_a_valid_study_dir_spelling(lab: Lab, study_dir:
     res = lab.cli("cto", "seal", "--rater", "cto")
     assert res.code == 0, res.output
     assert lab.git("show", "--name-only", "--format=", "HEAD") == f"{prefix}seals/scores_cto.sha256"
+
+
+def test_scores_appended_to_a_response_after_the_first_seal(lab: Lab) -> None:
+    """Response files are exempt from the leak check ("not a response file"), and nothing freezes
+    them, although `seal` refuses until they are committed because "the first seal freezes the
+    plan". cto appends his score table to `study/test_a/q1.md` after sealing ("fix typo");
+    logician reads it and seals. Nothing is reported, and the text raters scored has changed.
+    Read with the readiness rule, a response edited after the first seal is a change of what was
+    frozen."""
+    lab.start()
+    lab.seal("cto")
+    response = (lab.path / "study/test_a/q1.md").read_text()
+    edit = lab.file("cto", "study/test_a/q1.md", response + "\n" + sheet_text("cto", front_matter=False),
+                    "fix typo")
+    lab.seal("logician")
+    data = expect(lab, [("plan-changed-after-seal", None)])
+    assert at(data, "plan-changed-after-seal", None)["commit"] == edit
