@@ -14,6 +14,7 @@ plan sees every error with its line at once instead of one per run.
 from __future__ import annotations
 
 import math
+import posixpath
 import re
 import string
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -316,6 +317,21 @@ def _check_unique_ids(doc: dict[str, Any], out: _Problems) -> None:
             out.at(["holdout", i], f"holdout question {q} is also a main question")
 
 
+def clean_path(text: str) -> str:
+    """A repository-relative folder or pattern as git writes paths: `./study/` and `study/.` are
+    `study` (every rule compares paths as strings, so one spelling must stand for each)."""
+    return posixpath.normpath(text.replace("\\", "/")) if text else text
+
+
+def _check_study_dir(doc: dict[str, Any], out: _Problems) -> None:
+    """The study lives in a folder inside the repository: not its root (every file of the
+    repository would be a study file), not outside it."""
+    folder = clean_path(str(doc["study_dir"]))
+    if folder in ("", ".") or folder.startswith(("/", "../")) or folder == "..":
+        out.at(["study_dir"], f"study_dir: {doc['study_dir']!r} must name a folder inside the repository "
+                              "(e.g. tests/phase2), not the repository's root or a path outside it")
+
+
 def _check_patterns(doc: dict[str, Any], out: _Problems) -> None:
     for key in ("responses", "stripped_responses"):
         pattern = doc[key]
@@ -329,7 +345,7 @@ def _check_patterns(doc: dict[str, Any], out: _Problems) -> None:
             out.at([key], f"{key}: pattern must use exactly {{condition}} and {{question}}, found {found}")
         if pattern.startswith("/") or ".." in Path(pattern).parts:
             out.at([key], f"{key}: must be a path inside study_dir")
-    if doc["responses"] == doc["stripped_responses"]:
+    if clean_path(doc["responses"]) == clean_path(doc["stripped_responses"]):
         out.at(["stripped_responses"], "stripped_responses must differ from responses")
 
 
@@ -467,6 +483,7 @@ def _check_leak_patterns(doc: dict[str, Any], out: _Problems) -> None:
 
 
 CHECKS: tuple[Callable[[dict[str, Any], _Problems], None], ...] = (
+    _check_study_dir,
     _check_unique_ids,
     _check_references,
     _check_patterns,
@@ -576,9 +593,9 @@ def _build(
     return Plan(
         version=doc["version"],
         study=doc["study"],
-        study_dir=doc["study_dir"].rstrip("/"),
-        responses=doc["responses"],
-        stripped_responses=doc["stripped_responses"],
+        study_dir=clean_path(doc["study_dir"]),
+        responses=clean_path(doc["responses"]),
+        stripped_responses=clean_path(doc["stripped_responses"]),
         scale=Scale(doc["scale"]["min"], doc["scale"]["max"]),
         conditions=tuple(Condition(c["id"], c.get("name", c["id"]), c["role"]) for c in doc["conditions"]),
         transitions=tuple(Transition(t["id"], t["name"]) for t in doc.get("transitions", [])),

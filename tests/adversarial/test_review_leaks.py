@@ -17,7 +17,6 @@ import pytest
 
 from tests.adversarial.conftest import (
     PLAN,
-    RECONCILIATION_DRAFT,
     RESPONSES,
     SPLIT_PASS_PLAN,
     Lab,
@@ -166,26 +165,23 @@ def test_unnormalised_study_dir_hides_the_reconciliation(lab: Lab, study_dir: st
     assert v["commit"] == bad and recon[:7] in v["message"]
 
 
-def test_study_at_the_repository_root_hides_the_reconciliation(lab: Lab) -> None:
-    """`study_dir: .` (a repository that is only the study) is accepted by the plan; the same
-    string comparisons then track nothing but `scores_*` names."""
+def test_study_at_the_repository_root_is_a_plan_error(lab: Lab) -> None:
+    """`study_dir: .` would make every file of the repository a study file: the plan refuses it
+    (exit 2, at its line) instead of reading the history under a spelling the rules cannot
+    compare (docs/plan.md, `study_dir`)."""
     lab.write("aoven.yaml", PLAN.replace("study_dir: study", "study_dir: ."))
     for path, text in RESPONSES.items():
         lab.write(path.removeprefix("study/"), text)
     lab.put("lead", "plan and responses")
-    lab.file("cto", "seals/scores_cto.sha256", lab.seal_bytes("cto", sheet_text("cto", nonce="n1")))
-    lab.file("lead", "reconciliation.md", RECONCILIATION_DRAFT, "reconciliation draft")
-    bad = lab.file("logician", "seals/scores_logician.sha256",
-                   lab.seal_bytes("logician", sheet_text("logician", nonce="n2")))
-    data = expect(lab, [("visible-at-seal", "logician")])
-    assert at(data, "visible-at-seal", "logician")["commit"] == bad
+    res, _ = lab.verify()
+    assert res.code == 2 and "study_dir: '.' must name a folder inside the repository" in res.err
 
 
-@pytest.mark.parametrize("study_dir", [".", "./study"])
+@pytest.mark.parametrize("study_dir", ["./study", "study/", "study/."])
 def test_seal_command_works_with_a_valid_study_dir_spelling(lab: Lab, study_dir: str) -> None:
     """HONEST: the same plans make `aoven-git seal` refuse every honest rater ("responses of pass
     unblinded are not committed: ./test_a/q1.md …"): HEAD paths never start with `./`."""
-    prefix = "" if study_dir == "." else "study/"
+    prefix = "study/"
     lab.write("aoven.yaml", PLAN.replace("study_dir: study", f"study_dir: {study_dir}"))
     for path, text in RESPONSES.items():
         lab.write(prefix + path.removeprefix("study/"), text)
