@@ -31,9 +31,11 @@ RoleKind = Literal["score", "seal", "reconciliation", "stray", "candidate", "unk
                    "blind-item", "blind-key", "blind-key-seal"]
 Event = Literal["add", "modify", "delete"]
 
-#: a file under the study dir that is not a known kind is read (up to this size) to see whether it
-#: holds someone's score table
+#: study files the rules read are read up to this size (a score or seal file is at most 1 MiB)
 CANDIDATE_BYTES = 1024 * 1024
+#: any other file under the study dir is read up to this size to see whether it holds a score
+#: table; a larger one cannot be read and is reported as a copy nobody can check
+SCAN_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -273,23 +275,27 @@ def build_sheets(roles: dict[str, Role], hist: History,
 # --------------------------------------------------------------------------- plaintext and strays
 
 
-def _content_sheet(plan: Plan, path: str, data: bytes | None) -> SheetId | bool | None:
-    """For a file that is no study file by name: False when it holds no score table; else the
-    sheet its front matter names (None when it names none)."""
-    if data is None or b"|" not in data or not any(d.id.encode() in data for d in plan.dimensions):
-        return False
-    from aoven_git.scorefile import front_matter, parse_score_file
+def content_sheets(plan: Plan, data: bytes | None) -> list[SheetId] | None:
+    """For a file that is no study file by name (or a blinded response): None when it holds no
+    score table; else the sheets whose scores it states — one per pass scoring a condition its
+    tables score, for the rater its front matter names — or [] when it names no known rater.
+    `data` None (too large to read) counts as scores of nobody: it cannot be cleared."""
+    if data is None:
+        return []
+    low = data.lower()
+    if b"|" not in low or not any(d.id.lower().encode() in low for d in plan.dimensions):
+        return None
+    from aoven_git.scorefile import front_matter, scored_conditions
 
-    sheet = parse_score_file(plan, path, data)
-    if not sheet.cells:
-        return False
+    conditions = scored_conditions(plan, data)
+    if conditions is None:
+        return None
     fm = front_matter(data)
     rater = fm.get("rater") if isinstance(fm.get("rater"), str) else None
     if rater is None or plan.rater(rater) is None:
-        return None
-    pass_id = fm.get("pass") if plan.pass_(str(fm.get("pass"))) else plan.primary_pass.id
-    round_id = fm.get("round") if plan.round_(str(fm.get("round"))) else plan.main_round.id
-    return SheetId(rater, str(pass_id), str(round_id))
+        return []
+    round_id = str(fm.get("round")) if plan.round_(str(fm.get("round"))) else plan.main_round.id
+    return [SheetId(rater, p.id, round_id) for p in plan.passes if conditions & set(p.conditions)]
 
 
 def find_plaintext(plan: Plan, roles: dict[str, Role], hist: History,
@@ -301,14 +307,16 @@ def find_plaintext(plan: Plan, roles: dict[str, Role], hist: History,
             role = roles.get(path)
             if what == "delete" or role is None:
                 continue
-            sheet: SheetId | bool | None = role.sheet
-            if role.kind == "candidate":
-                sheet = _content_sheet(plan, path, hist.blobs.get(hist.nodes[i].state[path].blob))
-                if sheet is False:
+            if role.kind in ("candidate", "blind-item"):
+                found = content_sheets(plan, hist.blobs.get(hist.nodes[i].state[path].blob))
+                if found is None:
                     continue
-            if role.kind in ("stray", "candidate"):
-                strays.append(Stray(i, path, sheet if isinstance(sheet, SheetId) else None))
-            plaintext += _plaintext_of(plan, i, path, role, sheet)
+                strays.append(Stray(i, path, found[0] if found else None))
+                plaintext += [p for s in found for p in _plaintext_of(plan, i, path, Role("stray", s), s)]
+                continue
+            if role.kind == "stray":
+                strays.append(Stray(i, path, role.sheet))
+            plaintext += _plaintext_of(plan, i, path, role, role.sheet)
     return plaintext, strays
 
 
@@ -354,8 +362,10 @@ def want_blob(plan: Plan, plan_path: str, plan_limit: int) -> object:
 
     def want(path: str) -> int:
         role = role_of(plan, plan_path, signers, responses, path)
-        if role is None or role.kind == "blind-item":
-            return 0
+        if role is None:  # a response: read too, for the plan the history is judged by may differ
+            return SCAN_BYTES if path.startswith(plan.study_dir + "/") else 0
+        if role.kind in ("candidate", "blind-item"):
+            return SCAN_BYTES
         return plan_limit if role.kind == "plan" else CANDIDATE_BYTES
 
     return want

@@ -12,7 +12,6 @@ sealing rules count it as plaintext of the rater it names and report it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Literal
@@ -213,13 +212,23 @@ def miscased(plan: Plan, path: str) -> bool:
     return len(low) == 1 and low[0].endswith(".md") and low[0].startswith(RECONCILIATION_STEM)
 
 
-def response_patterns(plan: Plan) -> re.Pattern[str]:
-    """Every response and stripped-copy path of the plan, as one pattern (repository-relative)."""
-    alts = []
-    for pattern in (plan.responses, plan.stripped_responses):
-        rx = re.escape(pattern).replace(r"\{condition\}", "[^/]+").replace(r"\{question\}", "[^/]+")
-        alts.append(rx)
-    return re.compile(rf"{re.escape(plan.study_dir)}/(?:{'|'.join(alts)})\Z")
+class Responses:
+    """Every response and stripped-copy path of the plan, exactly (repository-relative): the
+    plan's own question and condition ids, not any file shaped like one. `match(path)` answers."""
+
+    def __init__(self, plan: Plan) -> None:
+        questions = [q.id for q in (*plan.questions, *plan.holdout)]
+        self.paths = frozenset(
+            f"{plan.study_dir}/{plan.response_path(c.id, q, stripped=s)}"
+            for q in questions for c in plan.conditions for s in (False, True))
+
+    def match(self, path: str) -> bool:
+        return path in self.paths
+
+
+def response_patterns(plan: Plan) -> Responses:
+    """The plan's response paths (see `Responses`)."""
+    return Responses(plan)
 
 
 def seal_path(plan: Plan, sheet: SheetId) -> str:

@@ -112,6 +112,7 @@ __all__ = [
     "front_matter",
     "parse_score_file",
     "rescores",
+    "scored_conditions",
     "set_front_matter",
     "simple_yaml",
 ]
@@ -208,6 +209,25 @@ def parse_score_file(
     of a blind pass must score exactly those items. Without it, any well-formed blind id is read
     and completeness is not checked (what the sealing rules need to recognise a score table)."""
     return _parse(plan, path, data, is_symlink, blind_items)[0]
+
+
+def scored_conditions(plan: Plan, data: bytes) -> set[str] | None:
+    """The conditions whose scores `data` states in any score table of this plan — detail, summary
+    or re-score tables, in any letter case, at any size, whatever pass its front matter names — or
+    None when it holds no score table. For the sealing rules, which must count every copy of
+    scores as plaintext (docs/sealing.md, "Violations": `stray-scores`); never raises."""
+    text = data.decode("utf-8", "replace")
+    ids = ids_for(plan)
+    found = Findings("")
+    blocks = mdtables.blocks(text)
+    for default in (None, *(c.id for c in plan.conditions)):
+        parsed = read_cells(place_tables(blocks, ids, found), ids, found, default)
+        conditions = {raw.key.condition for raw in parsed.cells}
+        if parsed.summaries or parsed.rescore_tables:
+            conditions |= {c.id for c in plan.conditions}  # a summary states every condition
+        if conditions:
+            return conditions & {c.id for c in plan.conditions} or {c.id for c in plan.conditions}
+    return None
 
 
 def rescores(plan: Plan, path: str, data: bytes) -> list[Rescore]:

@@ -480,6 +480,31 @@ def amendment_changed_after_seal(led: Ledger) -> Iterator[Found]:
             failing |= 1 << i
 
 
+def responses_changed_after_seal(led: Ledger) -> Iterator[Found]:
+    """The responses raters score are frozen with the plan at the first seal: changing or removing
+    one afterwards changes what was scored (adding the responses of a later round is fine)."""
+    from aoven_git import naming
+
+    if not led.first_seals:
+        return
+    first = led.first_seals[0]
+    responses = naming.response_patterns(led.plan)
+    frozen = {p: e for p, e in led.nodes[first].state.items() if responses.match(p)}
+    failing = 0
+    for i, n in enumerate(led.nodes):
+        if not led.after_first_seal(i):
+            continue
+        changed = sorted(p for p, e in frozen.items() if n.state.get(p) != e)
+        if not changed:
+            continue
+        if not any(failing >> q & 1 for q in n.parents):
+            yield _v(led, i, "plan-changed-after-seal", None,
+                     f"response(s) {', '.join(changed[:3])}{' and more' if len(changed) > 3 else ''} changed "
+                     f"after the first seal ({led.short(first)}): raters scored the texts committed with it; "
+                     "restore them", changed[0])
+        failing |= 1 << i
+
+
 #: every rule of verify-seal, by the code(s) it reports: a reader finds a code's rule here
 RULES: dict[str, Callable[[Ledger], Iterable[Found]]] = {
     "symlink": symlink,
@@ -495,6 +520,7 @@ RULES: dict[str, Callable[[Ledger], Iterable[Found]]] = {
     "unauthorized-author": unauthorized_author,
     "plan-changed-after-seal": plan_changed_after_seal,
     "plan-changed-after-seal (amendments)": amendment_changed_after_seal,
+    "plan-changed-after-seal (responses)": responses_changed_after_seal,
     "digest-mismatch / corrupt-seal (blind key)": blind_key,
 }
 

@@ -187,7 +187,7 @@ def test_response_template_shows_the_layout_the_tools_rely_on(git_repo: GitRepo)
     plan = load_plan(git_repo.path / "aoven.yaml")
     rel = f"{plan.study_dir}/RESPONSE_TEMPLATE.md"
     text = (git_repo.path / rel).read_text("utf-8")
-    assert naming.response_patterns(plan).match(rel) is None  # never taken for a response
+    assert not naming.response_patterns(plan).match(rel)  # never taken for a response
     assert naming.classify(plan, rel).kind == "other"
     lines = text.splitlines()
     title = next(i for i, ln in enumerate(lines) if ln.startswith("# "))
