@@ -14,7 +14,6 @@ from aoven_git.history import STAGED, History
 from aoven_git.ledger import Ledger, Plaintext, SheetRecord
 from aoven_git.model import Plan, Seal, SheetId, Violation
 from aoven_git.seal_rules import findings, joined, judge, unsealed_readers
-from aoven_git.seals import FORCE_TRAILER
 
 
 @dataclass(frozen=True)
@@ -109,6 +108,15 @@ def _reveals(led: Ledger, rec: SheetRecord) -> list[int]:
     return sorted(out)
 
 
+def _premature_reveal(led: Ledger, node: int, rec: SheetRecord) -> list[str]:
+    """Required raters who had not sealed an overlapping pass when this reveal was committed (a
+    forced reveal, whatever its message says)."""
+    for pt, missing in unsealed_readers(led, node):
+        if pt.path in rec.score_paths:
+            return missing
+    return []
+
+
 def _event(led: Ledger, node: int, what: str, sid: SheetId) -> dict[str, Any]:
     return {"commit": led.nodes[node].sha, "event": what, "rater": sid.rater or None,
             "pass": sid.pass_id, "round": sid.round_id, "amendment": sid.amendment,
@@ -123,9 +131,10 @@ def _seals_and_timeline(led: Ledger, report: SealReport) -> None:
         for i in reveals:
             report.to_sign.append((led.nodes[i].sha, sid.rater))
             timeline.append((i, _event(led, i, "reveal", sid)))
-            if any(v.lower().startswith("reveal") for v in led.hist.trailers(i, FORCE_TRAILER)):
+            early = _premature_reveal(led, i, rec)
+            if early:  # from ancestry, never from what the commit message claims
                 report.forced_reveals.append({"rater": sid.rater, "pass": sid.pass_id, "round": sid.round_id,
-                                              "commit": led.nodes[i].sha})
+                                              "commit": led.nodes[i].sha, "unsealed": early})
         for p in rec.points:
             report.to_sign.append((led.nodes[p].sha, sid.rater))
             timeline.append((p, _event(led, p, f"{rec.kinds[p]}-seal", sid)))

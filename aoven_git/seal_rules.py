@@ -67,8 +67,13 @@ def overlap(plan: Plan, a: str, b: str) -> bool:
     return pa is not None and pb is not None and bool(set(pa.conditions) & set(pb.conditions))
 
 
-def _concerns(plan: Plan, sid: SheetId, pt: Plaintext) -> bool:
-    return (pt.rater != sid.rater and pt.round_id == sid.round_id and pt.amendment == sid.amendment
+def concerns(plan: Plan, sid: SheetId, pt: Plaintext) -> bool:
+    """Whether `pt` must come after `sid`'s seal: another rater's plaintext of an overlapping pass of
+    the same round. An amendment's sheets are ordered within the amendment (they come after the
+    study's reveals by design); the study's own sheets must precede every copy of scores, an
+    amendment's re-scores included."""
+    same_scope = sid.amendment is None or pt.amendment == sid.amendment
+    return (pt.rater != sid.rater and pt.round_id == sid.round_id and same_scope
             and overlap(plan, sid.pass_id, pt.pass_id))
 
 
@@ -210,7 +215,7 @@ def ordering(led: Ledger) -> _Order:
     out = _Order()
     together = _together(led)
     for sid, rec in led.sheets.items():
-        _order_of(led, rec, [pt for pt in led.plaintext if _concerns(led.plan, sid, pt)], together, out)
+        _order_of(led, rec, [pt for pt in led.plaintext if concerns(led.plan, sid, pt)], together, out)
     led._order = out  # type: ignore[attr-defined]
     return out
 
@@ -608,4 +613,4 @@ def _judged(led: Ledger, head_plan: Plan) -> Ledger:
     return led
 
 
-__all__ = ["RULES", "SealFile", "findings", "judge", "overlap", "unsealed_readers"]
+__all__ = ["RULES", "SealFile", "concerns", "findings", "judge", "overlap", "unsealed_readers"]

@@ -278,21 +278,23 @@ def _check_identity(root: Path, plan: Plan, rater_id: str, what: str) -> None:
             f"Set it with `git config user.email …` first.")
 
 
-def readable_before_seal(plan: Plan, sheet: SheetId, head_paths: list[str]) -> list[str]:
-    """Files in HEAD that hold another rater's scores of an overlapping pass of the sheet's round (or
-    a reconciliation of one): sealing now could only be a visible-at-seal violation."""
-    out = []
-    for path in head_paths:
-        c = naming.classify(plan, path)
-        other = c.sheet if c.kind in ("score", "stray") else None
-        if other is None and c.kind == "stray":
-            other = naming.stray_owner(plan, path.rsplit("/", 1)[-1])
-        if c.kind == "reconciliation" and c.sheet is not None:
-            other = SheetId("", c.sheet.pass_id, c.sheet.round_id)
-        if other is not None and other.rater != sheet.rater and other.round_id == sheet.round_id \
-                and other.amendment == sheet.amendment and overlap(plan, other.pass_id, sheet.pass_id):
-            out.append(path)
-    return out
+def readable_before_seal(root: Path, plan: Plan, plan_path: str, sheet: SheetId) -> list[str]:
+    """Every commit in HEAD's history that made another rater's scores of an overlapping pass (or
+    a reconciliation, or a blind pass's key) readable — a copy in a notes file, a reveal deleted
+    again: read with verify-seal's own ledger, so a seal now could only be `visible-at-seal`."""
+    from aoven_git import ledger
+    from aoven_git.history import read_history
+    from aoven_git.plan import MAX_PLAN_BYTES
+    from aoven_git.seal_rules import concerns, judge
+
+    head = gitio.head_commit(root)
+    if head is None:
+        return []
+    hist = read_history(str(root), head, pathspecs=ledger.pathspecs(plan, plan_path),
+                        track=lambda p: ledger.tracked(plan, plan_path, p),
+                        want_blob=ledger.want_blob(plan, plan_path, MAX_PLAN_BYTES))  # type: ignore[arg-type]
+    led, _ = judge(plan, hist, plan_path)
+    return [f"{pt.path} ({led.short(pt.node)})" for pt in led.plaintext if concerns(led.plan, sheet, pt)]
 
 
 def readiness_problems(plan: Plan, sheet: SheetId, head_paths: set[str]) -> list[str]:
@@ -326,7 +328,7 @@ def _refuse_unready(root: Path, plan: Plan, tgt: Target, plan_path: str) -> None
     if problems:
         raise FindingsError("the plan is not ready to be frozen by a first seal (nothing was changed):\n  "
                             + "\n  ".join(problems))
-    seen = readable_before_seal(plan, tgt.sheet, head_paths)
+    seen = readable_before_seal(root, plan, plan_path, tgt.sheet)
     if seen:
         raise FindingsError(
             f"other raters' scores of an overlapping pass are already in HEAD ({', '.join(seen[:3])}): a "

@@ -328,7 +328,8 @@ def test_peeking_rater_is_caught(tmp_path: Path, how: str) -> None:
     assert violation["commit"] == logician_seal["commit"]
     assert lead.git("merge-base", "--is-ancestor", peek, violation["commit"], check=False) == ""
     forced = [(f["rater"], f["pass"]) for f in seals.get("forced_reveals", [])]
-    assert forced == ([("cto", "unblinded")] if how == "reveal-force" else [])
+    # the early reveal is read from ancestry, whether it was forced or committed past the hook
+    assert forced == [("cto", "unblinded")]
 
     res = run_cli("verify-seal", "--format", "github", cwd=lead.path)
     assert res.code == 1, res.output

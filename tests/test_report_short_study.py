@@ -109,7 +109,8 @@ def test_short_study_html_shows_deviations_timeline_and_small_sample(tmp_path: P
     deviations = [li.all_text() for li in helpers.by_id(tree, "deviations").find_all("li")]
     assert deviations[0] == ("rounds[main].questions: [Q1, Q2, Q3, Q4] (default [Q1, Q2, Q3, Q4, Q5, Q6, Q7, "
                              "Q8, Q9, Q10]): removed Q5, Q6, Q7, Q8, Q9, Q10 · line 74")
-    assert "departs from the published defaults in 1 place: rounds[main].questions" in helpers.by_id(tree, "verdict").all_text()
+    verdict = helpers.by_id(tree, "verdict").all_text()
+    assert "departs from the published defaults in 1 place: rounds[main].questions" in verdict
 
     (timeline,) = helpers.by_id(tree, "seals").find_all("table", "timeline")
     rows = [[td.all_text() for td in tr.find_all("td")] for tr in timeline.find_all("tr")[1:]]

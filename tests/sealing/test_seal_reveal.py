@@ -197,7 +197,7 @@ def test_forced_reveal_is_recorded(hooked: Study, monkeypatch: pytest.MonkeyPatc
     data = json.loads(res.out)
     assert res.code == 0 and data["status"] == "pending"
     assert data["forced_reveals"] == [
-        {"rater": "cto", "pass": "unblinded", "round": "main", "commit": forced}]
+        {"rater": "cto", "pass": "unblinded", "round": "main", "commit": forced, "unsealed": ["logician"]}]
 
 
 def test_not_a_repository(tmp_path: Path) -> None:

@@ -279,4 +279,4 @@ def test_forced_reveal_is_reported_not_a_violation(study: Study) -> None:
     # logician sealed with cto's plaintext in the history: that is still a violation
     assert codes(data) == [("visible-at-seal", "logician")]
     assert data["forced_reveals"] == [
-        {"rater": "cto", "pass": "unblinded", "round": "main", "commit": forced}]
+        {"rater": "cto", "pass": "unblinded", "round": "main", "commit": forced, "unsealed": ["logician"]}]
