@@ -375,6 +375,8 @@ def tree_files(root: str | Path, commit: str, directory: str, *,
             sub = tree / directory
         except KeyError:
             return {}, set()
+        if sub.type != "tree":  # the study dir committed as a file or a link: no study files
+            return {}, set()
         blobs = [item for item in sub.traverse() if item.type == "blob"]
         files = {item.path: item.data_stream.read(limit + 1) for item in blobs}
         return files, {item.path for item in blobs if item.mode == 0o120000}

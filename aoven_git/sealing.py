@@ -381,8 +381,22 @@ def _sealed_bytes(root: Path, plan: Plan, tgt: Target, data: bytes) -> bytes:
     return sealed
 
 
+def _refuse_blocked_path(root: Path, tgt: Target) -> None:
+    """A file where the seals folder should be, or a folder where the seal file should be: say
+    which path is in the way before anything is written."""
+    seal_file = root / tgt.seal
+    for parent in reversed(seal_file.relative_to(root).parents[:-1]):
+        if (root / parent).exists() and not (root / parent).is_dir():
+            raise FindingsError(f"{parent.as_posix()} is a file, where the folder of {tgt.seal} must be: "
+                                "move it away (nothing was changed)")
+    if seal_file.is_dir() or seal_file.is_symlink():
+        raise FindingsError(f"{tgt.seal} is a folder or a link, where the seal file must be written: move it "
+                            "away (nothing was changed)")
+
+
 def _write_and_commit(root: Path, tgt: Target, data: bytes, sealed: bytes, commit: bool,
                       head: dict[str, bytes]) -> SealResult:
+    _refuse_blocked_path(root, tgt)
     score_file, seal_file = root / tgt.score, root / tgt.seal
     old_seal = seal_file.read_bytes() if seal_file.exists() else None
     score_file.write_bytes(sealed)
