@@ -114,6 +114,7 @@ class Ledger:
     first_seals: list[int]  # seal points with no seal point of any sheet among their ancestors
     head_plan: Plan | None = None
     plan_raws: dict[str, tuple[str, Any]] = field(default_factory=dict)  # plan blob -> parsed YAML
+    frozen_node: int | None = None  # the commit whose plan the history is judged by
 
     @property
     def nodes(self) -> list[Node]:

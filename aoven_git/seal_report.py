@@ -174,9 +174,11 @@ def check(head_plan: Plan, hist: History, plan_path: str) -> SealReport:
     report.reconciliation_paths = sorted(p for p, r in led.roles.items() if r.kind == "reconciliation")
     signers = led.plan.security.allowed_signers
     if led.first_seals:
-        report.first_seal = led.nodes[led.first_seals[0]].sha
+        report.first_seal = led.nodes[led.frozen_node if led.frozen_node is not None
+                                      else led.first_seals[0]].sha
     if signers and led.nodes:
-        report.signers_blob = led.blob(led.first_seals[0] if led.first_seals else len(led.nodes) - 1, signers)
+        at = led.frozen_node if led.frozen_node is not None else len(led.nodes) - 1
+        report.signers_blob = led.blob(at, signers)
     return report
 
 

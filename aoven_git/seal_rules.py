@@ -306,12 +306,13 @@ def changed_after_seal(led: Ledger) -> Iterator[Found]:
 def unauthorized_author(led: Ledger) -> Iterator[Found]:
     owner = {p: rec.id.rater for rec in led.sheets.values() for p in (*rec.score_paths, *rec.seal_paths)}
     for i, ev in enumerate(led.events):
-        for r in sorted({owner[p] for p in ev if p in owner}):
+        # a deletion is `deleted-after-seal` (or harmless before any seal), not authorship
+        for r in sorted({owner[p] for p, what in ev.items() if p in owner and what != "delete"}):
             rater = led.plan.rater(r)
             emails = {e.lower() for e in rater.emails} if rater else set()
             email = led.nodes[i].email
             if emails and email.lower() not in emails:
-                touched = sorted(p for p in ev if owner.get(p) == r)
+                touched = sorted(p for p, what in ev.items() if owner.get(p) == r and what != "delete")
                 yield _v(led, i, "unauthorized-author", r,
                          f"{', '.join(touched)} of {r} changed by {email or '(no email)'}, not one of {r}'s "
                          f"emails as of the first seal ({', '.join(sorted(emails))})", touched[0])
@@ -385,7 +386,7 @@ def _view_changes(old: View, new: View) -> list[str]:
 def plan_changed_after_seal(led: Ledger) -> Iterator[Found]:
     if not led.first_seals:
         return
-    first = led.first_seals[0]
+    first = led.frozen_node if led.frozen_node is not None else led.first_seals[0]
     keys = tuple(str(k) for k in led.plan.locked)
     frozen = plan_view(led, first, keys)
     failing = 0
@@ -573,43 +574,102 @@ def findings(led: Ledger) -> list[Found]:
     return out
 
 
+def _plan_at(led: Ledger, node: int, plan_path: str) -> Plan | str | None:
+    """The plan committed at `node` as a `Plan` (None when absent), or why it cannot be read."""
+    from aoven_git.errors import PlanError
+    from aoven_git.plan import parse_plan
+
+    data = led.blob(node, plan_path)
+    if data is None:
+        return None if led.nodes[node].state.get(plan_path) is None else "it is too large"
+    try:
+        return parse_plan(data, display=f"{plan_path}@{led.short(node)}")
+    except PlanError as exc:
+        return exc.message
+
+
+def _seal_like(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1].lower()
+    return name.startswith("scores_") and name.endswith((".md", ".sha256"))
+
+
+def _bootstrap(led: Ledger, head_plan: Plan, plan_path: str) -> Plan:
+    """The plan to find the first seal with: the one committed at the first commit that adds
+    anything named like a score or seal file, found without any plan, so that a plan moving the
+    study dir later cannot hide the seals (the HEAD plan when that one cannot be read)."""
+    adds = [i for i, ev in enumerate(led.events) for p, w in ev.items() if w == "add" and _seal_like(p)]
+    for i in ledger_mod.minimal(adds, led.hist):
+        found = plan_raw(led, i)
+        if found[0] == "ok":
+            if found[1] == head_plan.raw:
+                return head_plan
+            plan = _plan_at(led, i, plan_path)
+            return plan if isinstance(plan, Plan) else head_plan
+    return head_plan
+
+
+def _governing(led: Ledger) -> int:
+    """The commit whose plan is frozen: the first seal's — or its parent's when that seal commit
+    itself edits the plan (a seal must not loosen the rules it is judged by). With parallel first
+    seals under different plans, the oldest plan version wins (introduced at an ancestor of the
+    others), whatever order the history lists them in."""
+    nodes = []
+    for f in led.first_seals:
+        parents = led.nodes[f].parents
+        edits = bool(parents) and all(plan_raw(led, q) != plan_raw(led, f) for q in parents)
+        nodes.append(parents[0] if edits else f)
+
+    def introduced(n: int) -> int:
+        entry = led.nodes[n].state.get(led.plan_path)
+        return next((i for i in led.origins(led.plan_path, "add", "modify")
+                     if led.nodes[i].state.get(led.plan_path) == entry and led.at_or_before(i, n)), n)
+
+    oldest = [n for n in nodes if not any(led.before(introduced(m), introduced(n)) for m in nodes)]
+    return min(oldest, key=lambda n: led.nodes[n].sha)
+
+
 def judge(head_plan: Plan, hist: History, plan_path: str, *,
           head_blob: str | None = None) -> tuple[Ledger, list[Found]]:
     """The ledger under the plan as of the first seal (raters, e-mails, `required`, security).
 
-    The history is first read under the plan at the verified revision to find the first seal;
-    when the plan committed with it differs, the history is read again under that plan: later
-    edits cannot turn a violation into a clean result.
+    The first seal is found under the plan committed with the first score- or seal-like file
+    (`_bootstrap`); the plan that governs it (`_governing`) is the one the history is judged by,
+    with the amendments appended since: later edits cannot turn a violation into a clean result.
     """
-    from aoven_git.errors import PlanError
-    from aoven_git.plan import parse_plan
-
     led = ledger_mod.build(head_plan, plan_path, hist)
     if head_blob is not None:  # the caller parsed that blob already
         led.plan_raws[head_blob] = ("ok", head_plan.raw)
+    start = _bootstrap(led, head_plan, plan_path)
+    if start is not head_plan:
+        led = _rebuilt(led, start, head_plan, plan_path)
     extra: list[Found] = []
-    if led.first_seals:
-        first = led.first_seals[0]
-        found = plan_raw(led, first)
-        if found == ("ok", head_plan.raw):
-            return _judged(led, head_plan), extra  # the usual case: nothing to parse again
-        data = led.blob(first, plan_path)
-        try:
-            frozen = parse_plan(data, display=f"{plan_path}@{led.short(first)}") if data else None
-        except PlanError as exc:
-            frozen = None
-            extra.append(_v(led, first, "plan-changed-after-seal", None, "the plan committed with the first "
-                            f"seal cannot be read: {exc.message}", plan_path))
-        if frozen is not None and frozen.raw != head_plan.raw:
-            # judged by the plan of the first seal; amendments appended since then count too
-            raws = led.plan_raws
-            led = ledger_mod.build(replace(frozen, amendments=head_plan.amendments), plan_path, hist)
-            led.plan_raws = raws
+    if not led.first_seals:
+        return _judged(led, head_plan), extra
+    node = led.frozen_node = _governing(led)
+    if plan_raw(led, node) == ("ok", led.plan.raw):
+        return _judged(led, head_plan), extra
+    frozen = _plan_at(led, node, plan_path)
+    if isinstance(frozen, str):
+        extra.append(_v(led, node, "plan-changed-after-seal", None,
+                        f"the plan that governs the first seal cannot be read: {frozen}", plan_path))
+    elif frozen is not None:
+        led = _rebuilt(led, frozen, head_plan, plan_path)
+        led.frozen_node = node
     return _judged(led, head_plan), extra
+
+
+def _rebuilt(led: Ledger, plan: Plan, head_plan: Plan, plan_path: str) -> Ledger:
+    """The same history read under `plan` (with the amendments appended since, from HEAD)."""
+    raws = led.plan_raws
+    out = ledger_mod.build(replace(plan, amendments=head_plan.amendments), plan_path, led.hist)
+    out.plan_raws = raws
+    return out
 
 
 def _judged(led: Ledger, head_plan: Plan) -> Ledger:
     led.head_plan = head_plan
+    if led.frozen_node is None and led.first_seals:
+        led.frozen_node = led.first_seals[0]
     return led
 
 
