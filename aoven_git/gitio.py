@@ -326,8 +326,10 @@ def _ls_entries(raw: bytes) -> list[tuple[str, str, str]]:
 
 
 def index_entries(root: str | Path) -> list[tuple[str, str, str]]:
-    """(path, mode, blob) of every entry staged in the index (one `ls-files --stage`)."""
-    return _ls_entries(run_git(["ls-files", "--stage", "-z"], root).stdout)
+    """(path, mode, blob) of every file staged in the index (one `ls-files --stage`); submodules
+    (gitlinks) are left out, as `tree_entries` leaves them out of a commit."""
+    return [(p, m, s) for p, m, s in _ls_entries(run_git(["ls-files", "--stage", "-z"], root).stdout)
+            if m != "160000"]
 
 
 def tree_entries(root: str | Path, commit: str) -> list[tuple[str, str, str]]:

@@ -202,11 +202,13 @@ def read_history(root: str, commit: str, *, pathspecs: list[str], track: Callabl
 
 
 def staged_history(root: str, *, track: Callable[[str], bool], want_blob: BlobWant) -> History:
-    """HEAD's tree and, on top of it, the staged index: the commit the hook is asked to allow."""
+    """HEAD's tree and, on top of it, the staged index: the commit the hook is asked to allow.
+    While a merge is being concluded, MERGE_HEAD's tree is the staged commit's second parent (what
+    the merged branch brings is that branch's, not the merging author's)."""
     head = gitio.head_commit(root)
-    states = []
-    if head is not None:
-        states.append({p: Entry(m, s) for p, m, s in gitio.tree_entries(root, head) if track(p)})
+    merging = gitio.resolve_commit(root, "MERGE_HEAD") if head is not None else None
+    states = [{p: Entry(m, s) for p, m, s in gitio.tree_entries(root, c) if track(p)}
+              for c in (head, merging) if c is not None]
     states.append({p: Entry(m, s) for p, m, s in gitio.index_entries(root) if track(p)})
     wanted: dict[str, int] = {}
     for state in states:
@@ -215,9 +217,10 @@ def staged_history(root: str, *, track: Callable[[str], bool], want_blob: BlobWa
                 wanted[e.blob] = max(limit, wanted.get(e.blob, 0))
     _, blobs, calls = _fetch(root, [], wanted)
     email = gitio.user_email(root) or ""
-    nodes = [Node(0, head, (), "", states[0])] if head is not None else []
+    nodes = [Node(i, sha, (), "", state) for i, (sha, state) in
+             enumerate(zip([c for c in (head, merging) if c is not None], states, strict=False))]
     nodes.append(Node(len(nodes), STAGED, tuple(range(len(nodes))), email, states[-1]))
-    return History(STAGED, nodes, _ancestry(n.parents for n in nodes), blobs, 4 + calls)
+    return History(STAGED, nodes, _ancestry(n.parents for n in nodes), blobs, 5 + calls)
 
 
 def distinct(items: Iterable[str]) -> list[str]:

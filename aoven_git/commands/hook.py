@@ -21,10 +21,14 @@ def _plans(study: Study) -> tuple[str, object | None]:
     from aoven_git.plan import parse_plan
 
     plan_rel = study.relpath(study.plan_file)
-    staged = gitio.cat_file(study.root, [f":{plan_rel}"]).get(f":{plan_rel}")  # the index entry
-    if staged is None or staged[0] != "blob":
-        return plan_rel, None  # no plan in the index: not a study repository (yet)
-    return plan_rel, parse_plan(staged[1], display=f"{plan_rel} (staged)")
+    # the index entry; when the plan is being removed, HEAD's (taking it out of the index must not
+    # switch every check off)
+    found = gitio.cat_file(study.root, [f":{plan_rel}", f"HEAD:{plan_rel}"])
+    for spec, shown in ((f":{plan_rel}", "staged"), (f"HEAD:{plan_rel}", "HEAD")):
+        obj = found.get(spec)
+        if obj is not None and obj[0] == "blob":
+            return plan_rel, parse_plan(obj[1], display=f"{plan_rel} ({shown})")
+    return plan_rel, None  # no plan anywhere: not a study repository (yet)
 
 
 def _validation(study: Study, plan: object, hist: object, paths: list[str]) -> list[str]:
