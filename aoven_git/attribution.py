@@ -2,10 +2,11 @@
 "Attributed consensus"). Pure: the caller reads history (blame, authors, signatures).
 
 A consensus replaces the raters' scores for its cell, so whoever writes it can move the verdict.
-The tool therefore never takes a row's word for whose statement it is: a row counts only when the
-commit that last wrote its line was authored by the rater it names (an e-mail of that rater in the
-plan as of the first seal; signed by them when the plan requires signatures). A cell has a
-consensus only when every rater of the cell states, in an attributed row, the same integer.
+The tool therefore never takes a row's word for whose statement it is: a row counts only when its
+statement (justification and value) is the latest one its rater committed themselves — a commit
+authored under an e-mail of that rater in the plan as of the first seal, signed by them when the
+plan requires signatures — read from the file's history row by row, not line by line. A cell has
+a consensus only when every rater of the cell states, in an attributed row, the same integer.
 
 ============== =======================================================================
 state          meaning
@@ -18,7 +19,7 @@ missing        some rater of the cell has no attributed row stating a value
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -28,46 +29,92 @@ State = Literal["unanimous", "contested", "missing"]
 
 
 @dataclass(frozen=True)
-class Author:
-    """Who last wrote a line: the commit, its author e-mail, and its signature (`G` good, … as
-    `git log %G?`; None when signatures are not required) with the signer."""
+class Version:
+    """One commit's version of a reconciliation file: its statements by (cell, rater) — the
+    justification and the value that rater accepts — and who made the commit. `signed` is None
+    when signatures are not required, else whether the commit carries a good signature by
+    `signer`."""
 
-    commit: str
+    node: int
+    parents: tuple[int, ...]
     email: str
-    signature: str | None = None
+    statements: Mapping[tuple[str, str], tuple[str, object]]
+    signed: bool | None = None
     signer: str = ""
 
 
-def row_author_ok(plan: Plan, rater_id: str, author: Author | None) -> tuple[bool, str]:
-    """Whether `author` may speak for `rater_id`, and why not."""
+def speaks_for(plan: Plan, rater_id: str, version: Version) -> bool:
+    """Whether the commit of `version` may speak for `rater_id`: authored under one of the rater's
+    e-mails (as of the first seal), and signed by them when the plan requires signatures."""
     rater = plan.rater(rater_id)
     emails = {e.lower() for e in rater.emails} if rater else set()
-    if author is None:
-        return False, "the line has no commit (not committed)"
-    if not emails:
-        return False, f"{rater_id} has no e-mails in the plan, so no commit can be attributed to them"
-    if author.email.lower() not in emails:
-        return False, f"last written by {author.email or '(no email)'}, not by {rater_id}"
-    if author.signature is not None and (author.signature != "G" or author.signer.lower() not in emails):
-        return False, f"the commit {author.commit[:10]} carries no good signature by {rater_id}"
-    return True, ""
+    if version.email.lower() not in emails:
+        return False
+    return version.signed is None or (version.signed and version.signer.lower() in emails)
 
 
-def attribute(plan: Plan, rec: Reconciliation,
-              authors: Mapping[int, Author]) -> tuple[Reconciliation, list[dict]]:
-    """`rec` with each row marked attributed or not (by the author of its line), and one entry per
-    unattributed row for the report (`unattributed-row`)."""
-    rows, unattributed = [], []
+def _changes(versions: Sequence[Version]) -> dict[tuple[str, str], list[Version]]:
+    """Per (cell, rater), the versions whose statement differs from the statement in every parent
+    version (a merge that only carries a branch's row changes nothing)."""
+    by_node = {v.node: v for v in versions}
+    out: dict[tuple[str, str], list[Version]] = {}
+    for v in versions:
+        olds = [by_node[q].statements for q in v.parents if q in by_node] or [{}]
+        for key in set(v.statements).union(*olds):
+            new = v.statements.get(key)
+            if all(o.get(key) != new for o in olds):
+                out.setdefault(key, []).append(v)
+    return out
+
+
+def latest_own(plan: Plan, key: tuple[str, str], changes: Sequence[Version],
+               before: Callable[[int, int], bool]) -> list[Version]:
+    """The rater's own latest statements about a cell: their changes of the row that no later
+    change of theirs supersedes (several only on parallel lines of history)."""
+    own = [v for v in changes if speaks_for(plan, key[1], v)]
+    return [v for v in own if not any(before(v.node, w.node) for w in own)]
+
+
+def attribute(plan: Plan, rec: Reconciliation, versions: Sequence[Version],
+              before: Callable[[int, int], bool]) -> tuple[Reconciliation, list[dict]]:
+    """`rec` (the file at the verified revision) with each row marked attributed when its
+    statement is its rater's own latest one, and one `unattributed-row` entry per row that is not
+    (written, reinstated or edited by someone else) and per own row someone else removed.
+
+    This reads statements, not lines (docs/sealing.md, "Attributed consensus"): reordering rows or
+    re-aligning the table changes nobody's statement, while a stale row brought back by a merge, or
+    rows renamed in from another file, are nobody's latest statement here."""
+    changes = _changes(versions)
+    rows, out = [], []
+    present = {(str(r.key), r.rater): r for r in rec.rows}
     for row in rec.rows:
-        author = authors.get(row.line)
-        ok, why = row_author_ok(plan, row.rater, author)
-        rows.append(replace(row, attributed=ok, author=author.email if author else None))
+        key = (str(row.key), row.rater)
+        latest = latest_own(plan, key, changes.get(key, []), before)
+        mine = (row.justification, row.consensus)
+        ok = any(v.statements.get(key) == mine for v in latest)
+        author = _author(changes.get(key, []), key, mine)
+        rows.append(replace(row, attributed=ok, author=author))
         if not ok:
-            unattributed.append({"code": "unattributed-row", "path": rec.path, "line": row.line,
-                                 "cell": str(row.key), "rater": row.rater,
-                                 "author": author.email if author else None,
-                                 "commit": author.commit if author else None, "message": why})
-    return replace(rec, rows=tuple(rows)), unattributed
+            why = (f"not {row.rater}'s own statement: {row.rater} never wrote it"
+                   if not latest else f"not {row.rater}'s latest statement (changed by {row.rater} in "
+                                      f"{', '.join(str(v.node) for v in latest)})")
+            out.append(_entry(rec.path, row.line, key, author, why))
+    for key, chs in sorted(changes.items()):
+        latest = latest_own(plan, key, chs, before)
+        if key not in present and any(v.statements.get(key) is not None for v in latest):
+            out.append(_entry(rec.path, None, key, None, f"{key[1]}'s row was removed by someone else"))
+    return replace(rec, rows=tuple(rows)), out
+
+
+def _author(changes: Sequence[Version], key: tuple[str, str], statement: tuple[str, object]) -> str | None:
+    """Who last wrote this statement (the latest change producing it), for the report."""
+    writers = [v for v in changes if v.statements.get(key) == statement]
+    return writers[-1].email if writers else None
+
+
+def _entry(path: str, line: int | None, key: tuple[str, str], author: str | None, why: str) -> dict:
+    return {"code": "unattributed-row", "path": path, "line": line, "cell": key[0], "rater": key[1],
+            "author": author, "message": why}
 
 
 @dataclass(frozen=True)

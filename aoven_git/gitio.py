@@ -285,30 +285,6 @@ def signatures(root: str | Path, shas: list[str], signers_file: str | Path) -> d
     return {fields[i].strip(): (fields[i + 1], fields[i + 2]) for i in range(0, len(fields) - 2, 3)}
 
 
-def blame_commits(root: str | Path, commit: str, path: str) -> list[str]:
-    """The commit that last wrote each line of `path` at `commit` (one `git blame --porcelain`),
-    as a list indexed by line - 1. Author identities are taken from the history model, never from
-    blame's own (mailmap-aware) author fields."""
-    # -M: a row moved within the file (a sorted table) keeps its author; an edited line does not
-    proc = run_git(["blame", "--porcelain", "--no-progress", "-M", commit, "--", path], root)
-    out: dict[int, str] = {}
-    for line in proc.stdout.split(b"\n"):
-        parts = line.split(b" ")
-        if len(parts) >= 3 and len(parts[0]) in (40, 64) and parts[1].isdigit() and parts[2].isdigit():
-            out[int(parts[2])] = parts[0].decode()
-    return [out[i] for i in sorted(out)]
-
-
-def commit_emails(root: str | Path, shas: list[str]) -> dict[str, str]:
-    """The author e-mail (`%ae`: never the mailmap's) of many commits, with ONE `git log --no-walk`."""
-    unique = list(dict.fromkeys(shas))
-    if not unique:
-        return {}
-    proc = run_git(["log", "--no-walk=unsorted", "-z", "--format=%H%x00%ae", *unique], root)
-    fields = proc.stdout.decode("utf-8", "replace").split("\0")
-    return {fields[i].strip(): fields[i + 1] for i in range(0, len(fields) - 1, 2)}
-
-
 # ----------------------------------------------------------------- index, trees and commits
 
 

@@ -43,6 +43,7 @@ class SealReport:
     signers_blob: bytes | None = None  # the allowed-signers file as of the first seal
     first_seal: str | None = None  # the commit whose plan the history is judged by
     reconciliation_paths: list[str] = field(default_factory=list)  # every one history has seen
+    ledger: Any = field(default=None, repr=False)  # the judged history (for attribution; not reported)
     rows: list[dict[str, Any]] = field(default_factory=list)  # reconciliation rows and their authors
     unattributed: list[dict[str, Any]] = field(default_factory=list)  # rows not their rater's own
 
@@ -172,6 +173,7 @@ def check(head_plan: Plan, hist: History, plan_path: str) -> SealReport:
     _seals_and_timeline(led, report)
     report.pending = _pending(led)
     report.reconciliation_paths = sorted(p for p, r in led.roles.items() if r.kind == "reconciliation")
+    report.ledger = led
     signers = led.plan.security.allowed_signers
     if led.first_seals:
         report.first_seal = led.nodes[led.frozen_node if led.frozen_node is not None

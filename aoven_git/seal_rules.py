@@ -16,6 +16,7 @@ unproven-order           R's seal is not an ancestor of a commit adding another 
                          plaintext of an overlapping pass, nor that commit of R's seal
 sealed-together          one commit adds the score content of two raters
 resealed                 a second seal point for one sheet, fixing other bytes
+copied-seal              a seal fixing exactly the bytes another rater's seal fixed
 duplicate-sheet          a second accepted file (or seal file) for one sheet
 stray-scores             a copy of scores outside its sheet's accepted file (any folder,
                          extension or letter case; or a score table under the study dir)
@@ -161,6 +162,24 @@ def resealed(led: Ledger) -> Iterator[Found]:
                 yield _v(led, p, "resealed", rec.id.rater,
                          f"{rec.id} is sealed a second time with other bytes on a parallel line of history "
                          f"(first seal {led.short(rec.primary)}): a sheet has one seal point", rec.path)
+
+
+def copied_seal(led: Ledger) -> Iterator[Found]:
+    """A seal fixing bytes another rater's seal already fixed is a copy: nonces are random per
+    seal (and `seal` writes the rater into the file), so two raters' honest sheets never share a
+    digest. Reported at the later seal (at both when neither came first)."""
+    seen: dict[str, list[tuple[SheetId, int]]] = {}
+    for sid, rec in led.sheets.items():
+        for p in rec.points:
+            seen.setdefault(rec.fingerprints[p], []).append((sid, p))
+    for sharing in seen.values():
+        for sid, p in sharing:
+            earlier = [o for o, q in sharing if o.rater != sid.rater and not led.before(p, q)]
+            if earlier:
+                yield _v(led, p, "copied-seal", sid.rater,
+                         f"{sid} seals exactly the bytes {joined(sorted({o.rater for o in earlier}))} sealed "
+                         f"({led.sheets[earlier[0]].path}): a copy of another rater's scores, not an own "
+                         "judgement", led.sheets[sid].path)
 
 
 # --------------------------------------------------------------------------- order rules
@@ -519,6 +538,7 @@ RULES: dict[str, Callable[[Ledger], Iterable[Found]]] = {
     "stray-scores": stray_scores,
     "duplicate-sheet": duplicate_sheet,
     "resealed": resealed,
+    "copied-seal": copied_seal,
     "sealed-together": sealed_together,
     "visible-at-seal": visible_at_seal,
     "unproven-order": unproven_order,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from aoven_git import gitio, naming
 from aoven_git.errors import CannotVerify, FindingsError, PlanError, UsageError
-from aoven_git.model import Plan, SheetId, Violation
+from aoven_git.model import Plan, Reconciliation, SheetId, Violation
 from aoven_git.seal_report import SealReport, check
 from aoven_git.seal_rules import overlap
 from aoven_git.seals import (
@@ -128,28 +128,64 @@ def verify(root: Path, plan_path: str, rev: str = "HEAD") -> SealReport:
 
 
 def attribute_rows(root: Path, commit: str, plan: Plan, report: SealReport) -> None:
-    """Who wrote each reconciliation row at `commit`: one `git blame` per file, one `git log` for
-    the authors (and one for signatures when the plan requires them). Fills `report.rows` and
-    `report.unattributed` (docs/design.md, "Attributed consensus")."""
-    from aoven_git.attribution import Author, attribute
+    """Whose statement each reconciliation row at `commit` is, from the file's history row by row
+    (docs/sealing.md, "Attributed consensus"): no git call beyond reading the files at `commit`,
+    and one `git log` for signatures when the plan requires them. Fills `report.rows` and
+    `report.unattributed`."""
+    from aoven_git.attribution import attribute
     from aoven_git.reconciliation import parse_reconciliation
 
+    led = report.ledger
     specs = {p: f"{commit}:{p}" for p in report.reconciliation_paths}
     found = gitio.cat_file(root, list(specs.values())) if specs else {}
     files = {p: obj[1] for p, s in specs.items() if (obj := found.get(s)) is not None and obj[0] == "blob"}
-    lines = {p: gitio.blame_commits(root, commit, p) for p in files}
-    shas = sorted({sha for per in lines.values() for sha in per})
-    emails = gitio.commit_emails(root, shas)
-    signed = _row_signatures(root, plan, report, shas)
-    report.git_calls += 2 + len(files) + (1 if signed is not None else 0) if files else 0
-    for path, data in sorted(files.items()):
-        authors = {n: Author(sha, emails.get(sha, ""), *(signed.get(sha, ("N", "")) if signed is not None
-                                                         else (None, "")))
-                   for n, sha in enumerate(lines[path], start=1)}
-        rec, unattributed = attribute(plan, parse_reconciliation(plan, path, data), authors)
-        report.unattributed += unattributed
-        report.rows += [{"path": path, "line": r.line, "cell": str(r.key), "rater": r.rater,
-                         "attributed": r.attributed, "author": r.author} for r in rec.rows]
+    report.git_calls += 1 if specs else 0
+    if led is None:
+        return
+    signed = _row_signatures(root, plan, report, [n.sha for n in led.nodes
+                                                  if any(p in n.state for p in report.reconciliation_paths)])
+    groups: dict[object, list[str]] = {}  # a reconciliation sheet may move between its accepted names
+    for path in report.reconciliation_paths:
+        groups.setdefault(led.roles[path].sheet, []).append(path)
+    for paths in groups.values():
+        versions = _versions(led, plan, paths, signed)
+        present = [p for p in paths if p in files] or paths[:1]
+        for path in present:
+            # a file gone at `commit` has no rows, but rows its raters wrote may have been removed
+            rec = (parse_reconciliation(plan, path, files[path]) if path in files
+                   else Reconciliation(path, "", "", ()))
+            rec, unattributed = attribute(plan, rec, versions, led.before)
+            report.unattributed += unattributed
+            report.rows += [{"path": path, "line": r.line, "cell": str(r.key), "rater": r.rater,
+                             "attributed": r.attributed, "author": r.author} for r in rec.rows]
+
+
+def _versions(led: object, plan: Plan, paths: list[str],
+              signed: dict[str, tuple[str, str]] | None) -> list[object]:
+    """Each history node's statements in the reconciliation files `paths` (the accepted names of
+    one reconciliation sheet; each blob parsed once)."""
+    from aoven_git.attribution import Version
+    from aoven_git.reconciliation import parse_reconciliation
+
+    parsed: dict[str, dict[tuple[str, str], tuple[str, object]]] = {}
+    out = []
+    for n in led.nodes:  # type: ignore[attr-defined]
+        statements: dict[tuple[str, str], tuple[str, object]] = {}
+        for path in paths:
+            entry = n.state.get(path)
+            if entry is None:
+                continue
+            if entry.blob not in parsed:
+                data = led.hist.blobs.get(entry.blob, b"")  # type: ignore[attr-defined]
+                parsed[entry.blob] = {}
+                for r in parse_reconciliation(plan, path, data).rows:
+                    parsed[entry.blob].setdefault((str(r.key), r.rater), (r.justification, r.consensus))
+            for key, value in parsed[entry.blob].items():
+                statements.setdefault(key, value)
+        sig = signed.get(n.sha, ("N", "")) if signed is not None else None
+        out.append(Version(n.index, n.parents, n.email, statements,
+                           None if sig is None else sig[0] == "G", sig[1] if sig else ""))
+    return out
 
 
 def _row_signatures(root: Path, plan: Plan, report: SealReport,
@@ -270,6 +306,11 @@ def _read_regular(root: Path, rel: str) -> bytes:
 def _check_identity(root: Path, plan: Plan, rater_id: str, what: str) -> None:
     rater = plan.rater(rater_id)
     emails = {e.lower() for e in rater.emails} if rater else set()
+    if not emails:
+        raise FindingsError(
+            f"rater {rater_id} has no e-mails in the plan: nothing they commit could be shown to be theirs "
+            f"(their reconciliation rows would never count). Add `emails: [...]` to {rater_id} in the plan "
+            "before the first seal freezes it (nothing was changed)")
     me = gitio.user_email(root)
     if emails and (me or "").lower() not in emails:
         raise FindingsError(
@@ -372,7 +413,11 @@ def _sealed_bytes(root: Path, plan: Plan, tgt: Target, data: bytes) -> bytes:
     from aoven_git.scorefile import set_front_matter
     from aoven_git.validation import validate_sources
 
-    sealed = set_front_matter(data, nonce=secrets.token_hex(16))
+    s = tgt.sheet  # the file says whose it is: two raters' sealed bytes can never be equal
+    identity = {"rater": s.rater, "pass": s.pass_id, "round": s.round_id}
+    if s.amendment:
+        identity["amendment"] = s.amendment
+    sealed = set_front_matter(data, **identity, nonce=secrets.token_hex(16))
     report = validate_sources(plan, {tgt.score: sealed}, root=root)
     if not report.ok:
         lines = [f"  {f.path}:{f.line or 1}: {f.code}: {f.message}" for fr in report.files for f in fr.errors]

@@ -67,7 +67,7 @@ def test_text_warns_and_exits_zero(study: Study) -> None:
             "consensus (the run does not fail)") in lines
     (row,) = [ln for ln in lines if "unattributed-row" in ln]
     assert row.startswith("  warning  unattributed-row study/reconciliation.md:9: Q1/A/D1 row for logician "
-                          "ignored: last written by lead@example.org, not by logician (commit ")
+                          "ignored: not logician's own statement: logician never wrote it")
     assert row.endswith("the rater must write and commit their own row")
     assert lines[-2:] == ["1 violation(s) by optional raters: redteam excluded, the verdict is not blocked",
                           "1 reconciliation row(s) ignored: not written by their rater"]

@@ -64,7 +64,7 @@ def row_warnings(plan: object, hist: object, paths: list[str], email: str) -> li
     """Reconciliation rows this commit writes for a rater it is not made by: they will count for
     nobody (`unattributed-row`). A warning, not a refusal: it breaks no seal, but the cell then lacks
     that rater's own statement (docs/sealing.md, "Attributed consensus")."""
-    from aoven_git.attribution import Author, row_author_ok
+    from aoven_git.attribution import Version, speaks_for
     from aoven_git.reconciliation import parse_reconciliation
 
     nodes = hist.nodes  # type: ignore[attr-defined]
@@ -76,12 +76,12 @@ def row_warnings(plan: object, hist: object, paths: list[str], email: str) -> li
             if old_entry else set()  # type: ignore[attr-defined]
         lines = new.decode("utf-8", "replace").splitlines()
         for row in parse_reconciliation(plan, path, new).rows:  # type: ignore[arg-type]
-            if row.line <= len(lines) and lines[row.line - 1] not in old:
-                ok, why = row_author_ok(plan, row.rater, Author("(staged)", email))  # type: ignore[arg-type]
-                if not ok:
-                    out.append(f"{path}:{row.line}: unattributed-row: the row of {row.rater} for {row.key} "
-                               f"is {why.replace('last written', 'being written')}: it will be ignored; "
-                               f"{row.rater} writes and commits their own row")
+            if row.line <= len(lines) and lines[row.line - 1] not in old \
+                    and not speaks_for(plan, row.rater, Version(0, (), email, {})):  # type: ignore[arg-type]
+                who = email or "(no email)"
+                out.append(f"{path}:{row.line}: unattributed-row: the row of {row.rater} for {row.key} is "
+                           f"being written by {who}, not by {row.rater}: it will be ignored; "
+                           f"{row.rater} writes and commits their own row")
     return out
 
 
