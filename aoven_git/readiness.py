@@ -105,7 +105,8 @@ def _pending_seals(detail: Any, round_id: str, used: set[str]) -> list[str]:
     return [
         f"required rater {p.get('rater', '?')} has not sealed scores for pass {p.get('pass', '?')}"
         for p in detail
-        if p.get("round", round_id) == round_id and p.get("pass") in used | {None}
+        # an amendment's pending re-scores never hold up the pre-registered verdict
+        if p.get("round", round_id) == round_id and p.get("pass") in used | {None} and not p.get("amendment")
     ]
 
 

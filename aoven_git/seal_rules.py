@@ -83,8 +83,9 @@ def joined(items: list[str]) -> str:
 
 
 def _where(led: Ledger, pts: list[Plaintext]) -> str:
-    shown = [f"{pt.path} ({'reconciliation' if pt.rater is None else pt.rater}, {led.short(pt.node)})"
-             for pt in pts[:3]]
+    label = {"reconciliation": "reconciliation", "key": "blind key"}
+    shown = [f"{pt.path} ({label.get(pt.kind, pt.rater) if pt.rater is None else pt.rater}, "
+             f"{led.short(pt.node)})" for pt in pts[:3]]
     return ", ".join(shown) + (f" and {len(pts) - 3} more" if len(pts) > 3 else "")
 
 

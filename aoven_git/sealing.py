@@ -417,13 +417,15 @@ def _sealed_bytes(root: Path, plan: Plan, tgt: Target, data: bytes) -> bytes:
     identity = {"rater": s.rater, "pass": s.pass_id, "round": s.round_id}
     if s.amendment:
         identity["amendment"] = s.amendment
-    sealed = set_front_matter(data, **identity, nonce=secrets.token_hex(16))
-    report = validate_sources(plan, {tgt.score: sealed}, root=root)
-    if not report.ok:
-        lines = [f"  {f.path}:{f.line or 1}: {f.code}: {f.message}" for fr in report.files for f in fr.errors]
-        raise FindingsError(f"{tgt.score} is not valid; fix it before sealing (nothing was changed):\n"
-                            + "\n".join(lines))
-    return sealed
+    # the file as the rater wrote it is checked (its lines are the ones in their editor), then
+    # the file with its identity and nonce, which is what is sealed
+    for candidate in (data, set_front_matter(data, **identity, nonce=secrets.token_hex(16))):
+        report = validate_sources(plan, {tgt.score: candidate}, root=root)
+        if not report.ok:
+            lines = [f"  {f.path}:{f.line or 1}: {f.code}: {f.message}" for fr in report.files for f in fr.errors]
+            raise FindingsError(f"{tgt.score} is not valid; fix it before sealing (nothing was changed):\n"
+                                + "\n".join(lines))
+    return candidate
 
 
 def _refuse_blocked_path(root: Path, tgt: Target) -> None:
@@ -489,7 +491,7 @@ class RevealResult:
     unsealed: tuple[str, ...]
 
 
-def _missing_seals(plan: Plan, sheet: SheetId, head_paths: set[str]) -> tuple[str, ...]:
+def missing_seals(plan: Plan, sheet: SheetId, head_paths: set[str]) -> tuple[str, ...]:
     """Required raters who have not sealed every pass overlapping the sheet's, in HEAD."""
     out = []
     for r in plan.required_raters:
@@ -526,7 +528,7 @@ def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False) -> Revea
         raise FindingsError(f"{tgt.score} changed since it was sealed (SHA-256 {got[:12]}… ≠ sealed "
                             f"{parsed.digest[:12]}…): reveal the exact sealed bytes; changes belong in "
                             "an amendment")
-    missing = _missing_seals(plan, s, head_paths)
+    missing = missing_seals(plan, s, head_paths)
     if missing and not force:
         raise FindingsError(
             f"not every required rater has sealed the passes overlapping {s.pass_id}/{s.round_id} in HEAD "

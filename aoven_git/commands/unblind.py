@@ -64,9 +64,9 @@ def check_digest(plan: Plan, pass_id: str, data: bytes, head: dict[str, bytes]) 
 
 def unsealed(plan: Plan, pass_id: str, head_paths: set[str]) -> tuple[str, ...]:
     """Required raters without a seal, in HEAD, of every pass sharing a condition with the pass."""
-    from aoven_git.sealing import _missing_seals  # the rule `reveal` applies, for a sheet of nobody
+    from aoven_git.sealing import missing_seals  # the rule `reveal` applies, for a sheet of nobody
 
-    return _missing_seals(plan, SheetId("", pass_id, plan.main_round.id), head_paths)
+    return missing_seals(plan, SheetId("", pass_id, plan.main_round.id), head_paths)
 
 
 def _commit(study: Study, plan: Plan, p: Pass, data: bytes) -> tuple[str, str]:
