@@ -422,7 +422,8 @@ def _sealed_bytes(root: Path, plan: Plan, tgt: Target, data: bytes) -> bytes:
     for candidate in (data, set_front_matter(data, **identity, nonce=secrets.token_hex(16))):
         report = validate_sources(plan, {tgt.score: candidate}, root=root)
         if not report.ok:
-            lines = [f"  {f.path}:{f.line or 1}: {f.code}: {f.message}" for fr in report.files for f in fr.errors]
+            lines = [f"  {f.path}:{f.line or 1}: {f.code}: {f.message}"
+                     for fr in report.files for f in fr.errors]
             raise FindingsError(f"{tgt.score} is not valid; fix it before sealing (nothing was changed):\n"
                                 + "\n".join(lines))
     return candidate
