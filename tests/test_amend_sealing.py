@@ -138,7 +138,8 @@ def test_an_amendment_sheet_scoring_outside_its_scope_is_not_sealed(
     res = cli(s, monkeypatch, "cto", "seal", "--rater", "cto", "--amendment", "d2-ruling")
     # the line in the file as the rater wrote it (not counting the nonce seal would add)
     line = text.splitlines().index(next(ln for ln in text.splitlines() if ln.startswith("| Q1 | B |"))) + 1
-    assert res.code == 1 and f"{FOLDER}/scores_cto.md:{line}: cell-not-in-amendment: Q1/B/D1" in res.err, res.err
+    assert res.code == 1, res.err
+    assert f"{FOLDER}/scores_cto.md:{line}: cell-not-in-amendment: Q1/B/D1" in res.err
     assert s.git("rev-parse", "HEAD") == head
     assert (s.path / FOLDER / "scores_cto.md").read_text(encoding="utf-8") == text
 
