@@ -39,6 +39,8 @@ missing-justification          error    flagged cell: a rater who scored it has 
                                         none) or an empty one (at that row)
 missing-consensus              error    flagged cell: a rater's row states no value they accept
 consensus-without-disagreement error    a consensus for a cell on which every rater agrees
+unattributed-row               warning  (validate, in git) a row you are writing for another rater: it
+                                        will not count (verify-seal and report judge rows from history)
 no-quote                       error    flagged cell: a justification with no quoted phrase ("…")
 quote-not-found                flagged  a quoted phrase is in no response of the pass and round
 quote-in-other-response        flagged  a quoted phrase is not in the cell's response but in another
@@ -298,6 +300,27 @@ def parse_reconciliation(
     table_line = tables[0][0].header_line if tables else None
     return ParsedReconciliation(path, pass_id, round_id, tuple(rows.rows), found.sorted(),
                                 amendment=ident.sheet.amendment, table_line=table_line)
+
+
+def rows_not_by(plan: Plan, path: str, new: bytes, old: bytes | None, email: str) -> list[Finding]:
+    """`unattributed-row` warnings for the rows a change (`old` → `new`) writes for a rater other
+    than the one `email` belongs to: they will not count (docs/sealing.md, "Attributed
+    consensus"). Reordered rows are not written anew."""
+    from aoven_git.attribution import Version, speaks_for
+
+    before = {(str(r.key), r.rater, r.justification, r.consensus)
+              for r in (parse_reconciliation(plan, path, old).rows if old is not None else ())}
+    out = []
+    for row in parse_reconciliation(plan, path, new).rows:
+        if (str(row.key), row.rater, row.justification, row.consensus) in before:
+            continue
+        if not speaks_for(plan, row.rater, Version(0, (), email, {})):
+            who = email or "(no email)"
+            out.append(Finding(path, row.line, "unattributed-row",
+                               f"the row of {row.rater} for {row.key} is being written by {who}, not by "
+                               f"{row.rater}: it will be ignored; {row.rater} writes and commits their "
+                               "own row", "warning"))
+    return out
 
 
 def without_raters(rec: Reconciliation, raters: Collection[str]) -> Reconciliation:

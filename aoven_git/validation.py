@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -374,3 +374,12 @@ def validate_sources(
     own = [s for s in final if not s.sheet.amendment]
     amended = [s for s in final if s.sheet.amendment]
     return ValidationReport(own, [results[p] for p in sorted(results)], amended)
+
+
+def with_findings(report: ValidationReport, path: str, extra: Sequence[Finding]) -> ValidationReport:
+    """`report` with `extra` findings added to the file at `path` (in the one finding order)."""
+    if not extra:
+        return report
+    files = [replace(f, findings=sort_findings((*f.findings, *extra))) if f.path == path else f
+             for f in report.files]
+    return replace(report, files=files)

@@ -196,3 +196,24 @@ def test_write_takes_the_rater_from_the_git_identity(tmp_path: Path) -> None:
     assert r.code == 0, r.output
     rows = re.findall(r"^\| (Q\S+) \| (\w+) \|", (root / REC).read_text("utf-8"), re.M)
     assert rows == [("Q6/A/D3", "logician")]
+
+
+def test_validate_warns_about_rows_written_for_another_rater(tmp_path: Path) -> None:
+    """In a repository, validate warns (exit 0) when the reconciliation holds rows, new since
+    HEAD, for a rater whose e-mail is not yours: they would be ignored (unattributed-row)."""
+    import shutil
+    import subprocess
+
+    root = tmp_path / "repo"
+    shutil.copytree(EXAMPLE_ROOT, root / STUDY)
+    shutil.copy(root / STUDY / "aoven.yaml", root / "aoven.yaml")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "config", "user.email", "cto@example.org"], cwd=root, check=True)
+    res = run_cli("validate", "--format", "json", REC, cwd=root)
+    assert res.code == 0, res.output
+    warnings = json.loads(res.out)["files"][0]["warnings"]
+    flagged = sorted((w["line"], w["code"]) for w in warnings)
+    text = (root / REC).read_text("utf-8").splitlines()
+    others = [n for n, line in enumerate(text, 1) if line.startswith("| Q") and "| cto |" not in line]
+    assert flagged == [(n, "unattributed-row") for n in others]
+    assert "is being written by cto@example.org, not by logician" in res.out

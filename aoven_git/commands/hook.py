@@ -62,26 +62,17 @@ def _amend_hint(study: Study, paths: set[str]) -> set[str]:
 
 def row_warnings(plan: object, hist: object, paths: list[str], email: str) -> list[str]:
     """Reconciliation rows this commit writes for a rater it is not made by: they will count for
-    nobody (`unattributed-row`). A warning, not a refusal: it breaks no seal, but the cell then lacks
-    that rater's own statement (docs/sealing.md, "Attributed consensus")."""
-    from aoven_git.attribution import Version, speaks_for
-    from aoven_git.reconciliation import parse_reconciliation
+    nobody. A warning, not a refusal: it breaks no seal, but the cell then lacks that rater's own
+    statement (docs/sealing.md, "Attributed consensus")."""
+    from aoven_git.reconciliation import rows_not_by
 
     nodes = hist.nodes  # type: ignore[attr-defined]
     out = []
     for path in paths:
         new = hist.blobs.get(nodes[-1].state[path].blob, b"")  # type: ignore[attr-defined]
         old_entry = nodes[0].state.get(path) if len(nodes) > 1 else None
-        old = set(hist.blobs.get(old_entry.blob, b"").decode("utf-8", "replace").splitlines()) \
-            if old_entry else set()  # type: ignore[attr-defined]
-        lines = new.decode("utf-8", "replace").splitlines()
-        for row in parse_reconciliation(plan, path, new).rows:  # type: ignore[arg-type]
-            if row.line <= len(lines) and lines[row.line - 1] not in old \
-                    and not speaks_for(plan, row.rater, Version(0, (), email, {})):  # type: ignore[arg-type]
-                who = email or "(no email)"
-                out.append(f"{path}:{row.line}: unattributed-row: the row of {row.rater} for {row.key} is "
-                           f"being written by {who}, not by {row.rater}: it will be ignored; "
-                           f"{row.rater} writes and commits their own row")
+        old = hist.blobs.get(old_entry.blob) if old_entry else None  # type: ignore[attr-defined]
+        out += [f"{f.path}:{f.line}: {f.code}: {f.message}" for f in rows_not_by(plan, path, new, old, email)]  # type: ignore[arg-type]
     return out
 
 

@@ -94,6 +94,25 @@ def _from_work_tree(study: Study, plan: Plan, wanted: list[str]) -> tuple[dict[s
     return files, links
 
 
+def _attribution_warnings(study: Study, plan: Plan, report: ValidationReport, sources: dict[str, bytes],
+                          links: set[str]) -> ValidationReport:
+    """Warn about reconciliation rows that differ from HEAD's and that you would commit for
+    another rater: they would be ignored (verify-seal and report judge rows from history)."""
+    from aoven_git import gitio
+    from aoven_git.naming import classify
+    from aoven_git.reconciliation import rows_not_by
+    from aoven_git.validation import with_findings
+
+    paths = [p for p in sources if p not in links and classify(plan, p).kind == "reconciliation"]
+    if not paths:
+        return report
+    head = gitio.head_blobs(study.root, paths)
+    email = gitio.user_email(study.root) or ""
+    for path in paths:
+        report = with_findings(report, path, rows_not_by(plan, path, sources[path], head.get(path), email))
+    return report
+
+
 def _text(report: ValidationReport, where: str, verbose: bool) -> None:
     for f in report.files:
         for finding in f.findings:
@@ -171,6 +190,8 @@ def command(study: Study, files: tuple[str, ...], staged: bool, verbose: bool, f
         sources, links = work_tree_sources(study.root, plan, amendments=True)
         where = f"in {plan.study_dir}/"
     report = validate_sources(plan, sources, root=study.root, symlinks=links, responses=responses)
+    if study.in_git:
+        report = _attribution_warnings(study, plan, report, sources, links)
     if fmt == "json":
         click.echo(json.dumps(report.as_dict(verbose=verbose), indent=2, ensure_ascii=False))
     elif fmt == "github":
