@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from aoven_git import naming
 from aoven_git.history import History, Node
-from aoven_git.model import Plan, SheetId
+from aoven_git.model import Plan, SheetId, Violation
 from aoven_git.seals import SealFile, parse_seal, sha256
 
 RoleKind = Literal["score", "seal", "reconciliation", "stray", "candidate", "unknown", "plan", "signers",
@@ -142,6 +142,16 @@ class Ledger:
     def blob(self, node: int, path: str) -> bytes | None:
         entry = self.hist.nodes[node].state.get(path)
         return None if entry is None else self.hist.blobs.get(entry.blob)
+
+
+#: what a sealing rule yields: the commit (node index) it holds at, and the violation
+Found = tuple[int, Violation]
+
+
+def found(led: Ledger, node: int, code: str, rater: str | None, message: str,
+          path: str | None = None) -> Found:
+    """A violation at `node`, carrying that commit's id."""
+    return node, Violation(code, rater, led.nodes[node].sha, message, path)
 
 
 # --------------------------------------------------------------------------- roles

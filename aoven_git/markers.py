@@ -276,67 +276,79 @@ def _is_word(c: str) -> bool:
     return c.isalnum() or c == "_"
 
 
+def _ends_with(out: list[str], s: str) -> bool:
+    return len(out) >= len(s) and "".join(out[-len(s):]) == s
+
+
+def _trailing_ws(out: list[str]) -> int:
+    k = len(out)
+    while k and out[k - 1].isspace():
+        k -= 1
+    return len(out) - k
+
+
+def _drop_empty_wrappers(out: list[str], body: str, ge: int) -> int:
+    """Remove the wrappers a removed token leaves empty (`**[FACT]**`, `([HYP])`, `*[FACT]:*`):
+    their opening half from `out`; returns where the text after the closing half resumes."""
+    while True:
+        delim = next((d for d in _WRAPPERS if _ends_with(out, d)), None)
+        if delim is None:
+            return ge
+        mc = re.compile(r":?" + re.escape(_WRAPPERS[delim])).match(body, ge)
+        if not mc:
+            return ge
+        if delim in ("_", "__"):  # `snake_[FACT]_case` is not emphasis
+            before = out[-len(delim) - 1] if len(out) > len(delim) else ""
+            after = body[mc.end(): mc.end() + 1]
+            if (before and _is_word(before)) or (after and _is_word(after)):
+                return ge
+        del out[-len(delim):]
+        ge = mc.end()
+
+
+def _close_gap(out: list[str], body: str, ge: int) -> int:
+    """Repair the spacing where a token ended at `ge` inside a line's content (never at its start):
+    no space before punctuation or the line end, one space between words. Returns where to resume."""
+    n_left_ws = _trailing_ws(out)
+    content_end = len(out) - n_left_ws
+    left = out[content_end - 1] if content_end else ""
+    right_ws_len = len(body) - ge - len(body[ge:].lstrip()) if ge < len(body) else 0
+    right = body[ge + right_ws_len: ge + right_ws_len + 1]
+    quote_opens = left in "\"'" and (content_end < 2 or out[content_end - 2].isspace())
+    opened = bool(left) and not n_left_ws and (left in _OPENING or quote_opens)
+    if not right:  # end of line: no space before where the token was
+        del out[content_end:]
+        return ge
+    if right in _CLOSING or (not right_ws_len and right in "*_~\"'"):
+        del out[content_end:]
+        return ge + right_ws_len
+    if opened or (n_left_ws and right_ws_len):
+        return ge + right_ws_len
+    if not (n_left_ws or right_ws_len) and (_is_word(left) or left in _CLOSING) and _is_word(right):
+        out.append(" ")  # `claim.[FACT]Next`: the token separated two words
+    return ge
+
+
 def _repair_line(body: str, gaps: Sequence[tuple[int, int]]) -> str:
-    # `out` is a list of characters so that looking at and trimming its tail stays O(1) per step
-    # on lines with thousands of tokens.
+    """The line without the token spans `gaps`, its spacing and punctuation repaired. `out` is a
+    list of characters so that looking at and trimming its tail stays O(1) per step on lines with
+    thousands of tokens."""
     prefix = _PREFIX_RE.match(body)
     prefix_text = prefix.group().rstrip() if prefix else ""
     out: list[str] = []
     i = 0
-
-    def ends_with(s: str) -> bool:
-        return len(out) >= len(s) and "".join(out[-len(s) :]) == s
-
-    def trailing_ws() -> int:
-        k = len(out)
-        while k and out[k - 1].isspace():
-            k -= 1
-        return len(out) - k
-
     for gs, ge in gaps:
         gs = max(gs, i)
         if ge <= i:
             continue
         out.extend(body[i:gs])
-        # Empty wrappers left behind: `**[FACT]**`, `([HYP])`, `*[FACT]:*`.
-        while True:
-            delim = next((d for d in _WRAPPERS if ends_with(d)), None)
-            if delim is None:
-                break
-            mc = re.compile(r":?" + re.escape(_WRAPPERS[delim])).match(body, ge)
-            if not mc:
-                break
-            if delim in ("_", "__"):
-                before = out[-len(delim) - 1] if len(out) > len(delim) else ""
-                after = body[mc.end() : mc.end() + 1]
-                if (before and _is_word(before)) or (after and _is_word(after)):
-                    break
-            del out[-len(delim) :]
-            ge = mc.end()
-        n_left_ws = trailing_ws()
-        content_end = len(out) - n_left_ws
+        ge = _drop_empty_wrappers(out, body, ge)
+        content_end = len(out) - _trailing_ws(out)
         if content_end <= len(prefix_text) and "".join(out[: len(prefix_text)]) == prefix_text:
             # At the start of the line's content: the gap takes a label separator with it.
             i = _START_TAIL_RE.match(body, ge).end()  # type: ignore[union-attr]
             continue
-        left = out[content_end - 1] if content_end else ""
-        right_ws_len = len(body) - ge - len(body[ge:].lstrip()) if ge < len(body) else 0
-        right = body[ge + right_ws_len : ge + right_ws_len + 1]
-        opened = (
-            bool(left)
-            and not n_left_ws
-            and (left in _OPENING or (left in "\"'" and (content_end < 2 or out[content_end - 2].isspace())))
-        )
-        i = ge
-        if not right:  # end of line: no space before where the token was
-            del out[content_end:]
-        elif right in _CLOSING or (not right_ws_len and right in "*_~\"'"):
-            del out[content_end:]
-            i = ge + right_ws_len
-        elif opened or (n_left_ws and right_ws_len):
-            i = ge + right_ws_len
-        elif not (n_left_ws or right_ws_len) and (_is_word(left) or left in _CLOSING) and _is_word(right):
-            out.append(" ")  # `claim.[FACT]Next`: the token separated two words
+        i = _close_gap(out, body, ge)
     out.extend(body[i:])
     return "".join(out)
 

@@ -162,8 +162,9 @@ def test_refuses_when_a_score_file_is_invalid(example_study: Path) -> None:
 
 def test_unknown_pass_or_round_is_exit_2(example_study: Path) -> None:
     r = run_cli("disagreements", "--pass", "nope", cwd=example_study)
-    assert r.code == 2 and "nope" in r.err
-    assert run_cli("disagreements", "--round", "nope", cwd=example_study).code == 2
+    assert r.code == 2 and "unknown pass 'nope' (plan passes: unblinded, blinded)" in r.err
+    r = run_cli("disagreements", "--round", "nope", cwd=example_study)
+    assert r.code == 2 and "unknown round 'nope' (plan rounds: main" in r.err
 
 
 def test_one_rater_only(example_study: Path) -> None:

@@ -101,3 +101,9 @@ def test_round_option(example_study: Path) -> None:
     assert run_cli("markers", "--round", "main", cwd=example_study).code == 0
     r = run_cli("markers", "--round", "retest9", cwd=example_study)
     assert r.code == 2 and "retest9" in r.err
+
+
+def test_an_unknown_round_is_a_usage_error_naming_the_rounds(example_study: Path) -> None:
+    r = run_cli("markers", "--round", "nope", cwd=example_study)
+    assert r.code == 2 and "unknown round 'nope' (plan rounds: main" in r.err
+    assert r.out == ""

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from aoven_git.errors import UsageError
-from aoven_git.model import Plan
+from aoven_git.model import Pass, Plan, Round
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,6 +54,22 @@ class Study:
             return full.resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
             raise UsageError(f"{path} is outside the repository {self.root}") from None
+
+
+def chosen_pass(plan: Plan, pass_id: str | None) -> Pass:
+    """`--pass`, defaulting to the primary pass; an unknown id is a usage error naming the passes."""
+    p = plan.pass_(pass_id) if pass_id else plan.primary_pass
+    if p is None:
+        raise UsageError(f"unknown pass {pass_id!r} (plan passes: {', '.join(x.id for x in plan.passes)})")
+    return p
+
+
+def chosen_round(plan: Plan, round_id: str | None) -> Round:
+    """`--round`, defaulting to the plan's first round; an unknown id is a usage error."""
+    rnd = plan.round_(round_id) if round_id else plan.main_round
+    if rnd is None:
+        raise UsageError(f"unknown round {round_id!r} (plan rounds: {', '.join(r.id for r in plan.rounds)})")
+    return rnd
 
 
 def resolve_study(repo: str | None, plan: str | None) -> Study:

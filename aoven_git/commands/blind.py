@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from aoven_git.commands._common import Study, study_options
+from aoven_git.commands._common import Study, chosen_pass, study_options
 from aoven_git.errors import CannotVerify, FindingsError, UsageError
 from aoven_git.model import Pass, Plan
 
@@ -32,9 +32,7 @@ BLIND_TRAILER = "Aoven-Blind"
 
 def blind_pass(plan: Plan, pass_id: str) -> Pass:
     """The pass, which must be blind; a usage error otherwise."""
-    p = plan.pass_(pass_id)
-    if p is None:
-        raise UsageError(f"unknown pass {pass_id!r} (plan passes: {', '.join(x.id for x in plan.passes)})")
+    p = chosen_pass(plan, pass_id)
     if not p.blind:
         blind = ", ".join(x.id for x in plan.passes if x.blind) or "none"
         raise UsageError(f"pass {pass_id} is not a blind pass (`blind: true` in the plan; blind passes: "

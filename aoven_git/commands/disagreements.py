@@ -25,7 +25,7 @@ from pathlib import Path
 
 import click
 
-from aoven_git.commands._common import Study, format_option, study_options
+from aoven_git.commands._common import Study, chosen_pass, chosen_round, format_option, study_options
 from aoven_git.errors import FindingsError, UsageError
 from aoven_git.model import Plan, ScoreSheet
 from aoven_git.reconciliation import (
@@ -192,14 +192,7 @@ def command(study: Study, pass_id: str | None, round_id: str | None, write: bool
             fmt: str) -> int:
     """List the cells where raters differ and mark the flagged ones (spread > rules.flag_spread)."""
     plan = study.plan
-    p = plan.pass_(pass_id) if pass_id else plan.primary_pass
-    if p is None:
-        raise UsageError(f"--pass {pass_id}: not a pass of the plan ({', '.join(x.id for x in plan.passes)})")
-    rnd = plan.round_(round_id) if round_id else plan.main_round
-    if rnd is None:
-        raise UsageError(
-            f"--round {round_id}: not a round of the plan ({', '.join(r.id for r in plan.rounds)})"
-        )
+    p, rnd = chosen_pass(plan, pass_id), chosen_round(plan, round_id)
     sheets = _sheets(study, plan, p.id, rnd.id)
     by_cell, ds = flagged_cells(plan, sheets, p.id, rnd.id)
     order = {r.id: k for k, r in enumerate(plan.raters)}
@@ -208,7 +201,6 @@ def command(study: Study, pass_id: str | None, round_id: str | None, write: bool
     added = 0
     if write:
         written, added = _write(study, plan, p.id, rnd.id, ds, writing_rater(study, plan, rater))
-    flagged = [d for d in ds if d.flagged]
     if fmt == "json":
         doc = {
             "pass": p.id,
@@ -219,7 +211,7 @@ def command(study: Study, pass_id: str | None, round_id: str | None, write: bool
             "cells": [
                 {"cell": str(d.key), "scores": d.scores, "spread": d.spread, "flagged": d.flagged} for d in ds
             ],
-            "flagged": [str(d.key) for d in flagged],
+            "flagged": [str(d.key) for d in ds if d.flagged],
             "reconciliation": written,
             "rows_added": added,
         }
@@ -227,24 +219,30 @@ def command(study: Study, pass_id: str | None, round_id: str | None, write: bool
         return 0
     click.echo(
         f"pass {p.id}, round {rnd.id}: {len(raters)} rater(s) ({', '.join(raters) or 'none'}), "
-        f"{len(by_cell)} cells scored, {len(ds)} with disagreement, {len(flagged)} flagged "
+        f"{len(by_cell)} cells scored, {len(ds)} with disagreement, {sum(d.flagged for d in ds)} flagged "
         f"(spread > {plan.rules.flag_spread})"
     )
     if len(raters) < 2:
         click.echo("  fewer than two raters have a score file for this pass and round")
+    _print_cells(ds)
+    if write:
+        _print_written(ds, written, added)
+    return 0
+
+
+def _print_cells(ds: list[Disagreement]) -> None:
     width = max((len(str(d.key)) for d in ds), default=0)
     for d in ds:
         scores = "  ".join(f"{r} {v}" for r, v in d.scores.items())
         mark = "  FLAGGED" if d.flagged else ""
         click.echo(f"  {d.key!s:<{width}}  {scores}  spread {d.spread}{mark}")
-    if write:
-        if not flagged:
-            click.echo("no flagged cells: nothing written")
-        elif added:
-            click.echo(
-                f"wrote {added} row(s) to {written}: fill in each justification (with a quote) and the value "
-                "you accept, then commit them yourself"
-            )
-        else:
-            click.echo(f"{written} already has your row for every flagged cell: unchanged")
-    return 0
+
+
+def _print_written(ds: list[Disagreement], written: str | None, added: int) -> None:
+    if not any(d.flagged for d in ds):
+        click.echo("no flagged cells: nothing written")
+    elif added:
+        click.echo(f"wrote {added} row(s) to {written}: fill in each justification (with a quote) and "
+                   "the value you accept, then commit them yourself")
+    else:
+        click.echo(f"{written} already has your row for every flagged cell: unchanged")

@@ -17,8 +17,7 @@ from collections import Counter
 
 import click
 
-from aoven_git.commands._common import Study, format_option, study_options
-from aoven_git.errors import UsageError
+from aoven_git.commands._common import Study, chosen_round, format_option, study_options
 from aoven_git.markers import count_markers
 
 RARE_BELOW = 2  # "used fewer than 2 times"
@@ -31,11 +30,7 @@ RARE_BELOW = 2  # "used fewer than 2 times"
 def command(study: Study, round_id: str | None, fmt: str) -> int:
     """Count each marker's uses in the treatment responses of a round and list the rarely used."""
     plan = study.plan
-    rnd = plan.round_(round_id) if round_id else plan.main_round
-    if rnd is None:
-        raise UsageError(
-            f"--round {round_id}: not a round of the plan ({', '.join(r.id for r in plan.rounds)})"
-        )
+    rnd = chosen_round(plan, round_id)
     condition = plan.treatment.id
     counts: Counter[str] = Counter()
     read: list[str] = []

@@ -1,0 +1,224 @@
+"""The sealing rules about what the first seal freezes (docs/sealing.md, "The plan as of the first
+seal"): the plan's locked keys, raters and security settings, each amendment entry once its files are
+committed, the responses raters scored, and a blind pass's key. Pure: no git, no I/O. `seal_rules.RULES`
+lists them with the other rules.
+
+Raters score a plan and a set of texts; a verdict is only pre-registered if neither moves after the
+first seal. Plans are compared as parsed data (comments and layout may change) and each change is
+named by its key path, old → new, so the message says what to put back.
+
+======================== ==================================================================
+code                     rule (function)
+======================== ==================================================================
+plan-changed-after-seal  a frozen plan key changed (`plan_changed_after_seal`); an amendment
+                         entry edited or removed after its files (`amendment_changed_after_seal`);
+                         a scored response changed (`responses_changed_after_seal`)
+digest-mismatch          a blind key that is not the bytes its digest sealed (`blind_key`)
+corrupt-seal             a malformed blind key digest (`blind_key`)
+modified-after-seal      a blind key digest changed (`blind_key`)
+deleted-after-seal       a blind key digest removed (`blind_key`)
+======================== ==================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from aoven_git import ledger as ledger_mod
+from aoven_git.ledger import Found, Ledger
+from aoven_git.seals import sha256
+
+_v = ledger_mod.found
+
+#: the plan keys that are never locked by name but are always frozen at the first seal
+ALWAYS_FROZEN = ("locked", "raters", "security")
+
+View = tuple[str, Any]  # ("ok", protected data) | ("absent", None) | ("error", message)
+
+
+def plan_raw(led: Ledger, node: int) -> View:
+    """The plan committed at `node` as plain YAML data, ("absent", None), or ("error", why); each
+    distinct blob is parsed once per ledger (the hook runs this on every commit)."""
+    from aoven_git.plan import MAX_PLAN_BYTES
+    from aoven_git.yamlio import YamlError, load_yaml
+
+    entry = led.nodes[node].state.get(led.plan_path)
+    if entry is None:
+        return ("absent", None)
+    if entry.blob in led.plan_raws:
+        return led.plan_raws[entry.blob]
+    data = led.hist.blobs.get(entry.blob)
+    found: View
+    if data is None:
+        found = ("error", f"the plan is larger than the {MAX_PLAN_BYTES} bytes a plan may have")
+    else:
+        try:
+            raw, _ = load_yaml(data.decode("utf-8"))
+            found = ("ok", raw) if isinstance(raw, dict) else ("error", "the plan is not a YAML mapping")
+        except UnicodeDecodeError:
+            found = ("error", "the plan is not UTF-8")
+        except YamlError as exc:
+            found = ("error", f"the plan no longer parses (line {exc.line}: {exc.message})")
+    led.plan_raws[entry.blob] = found
+    return found
+
+
+def plan_view(led: Ledger, node: int, frozen_keys: tuple[str, ...]) -> View:
+    found = plan_raw(led, node)
+    if found[0] != "ok":
+        return found
+    raw = found[1]
+    signers = led.nodes[node].state.get(str(led.plan.security.allowed_signers or ""))
+    keys = tuple(dict.fromkeys((*frozen_keys, *ALWAYS_FROZEN)))
+    return ("ok", ({k: raw.get(k) for k in keys}, signers.blob if signers else None))
+
+
+def _view_changes(old: View, new: View) -> list[str]:
+    """Each change as `path: old → new` (plan_diff), so the message says what to put back."""
+    if old == new:
+        return []
+    from aoven_git.plan_diff import plan_differences
+
+    if new[0] != "ok":
+        return [str(new[1] or "the plan file was deleted")]
+    if old[0] != "ok":
+        return ["the plan at the first seal could not be read"]
+    (old_keys, old_signers), (new_keys, new_signers) = old[1], new[1]
+    out = []
+    unlocked = [str(k) for k in old_keys.get("locked") or [] if k not in (new_keys.get("locked") or [])]
+    if unlocked:
+        out.append(f"removed from `locked`: {', '.join(unlocked)}")
+    keys = [k for k in old_keys if k != "locked"]
+    out += [str(d) for d in plan_differences(old_keys, new_keys, keys)]
+    if old_signers != new_signers:
+        out.append("the allowed-signers file changed")
+    return out
+
+
+def plan_changed_after_seal(led: Ledger) -> Iterator[Found]:
+    if not led.first_seals:
+        return
+    first = led.frozen_node if led.frozen_node is not None else led.first_seals[0]
+    keys = tuple(str(k) for k in led.plan.locked)
+    frozen = plan_view(led, first, keys)
+    failing = 0
+    for i, n in enumerate(led.nodes):
+        if not led.after_first_seal(i):
+            continue
+        changes = _view_changes(frozen, plan_view(led, i, keys))
+        if not changes:
+            continue
+        if not any(failing >> q & 1 for q in n.parents):
+            yield _v(led, i, "plan-changed-after-seal", None,
+                     f"the plan changed after scoring began (first seal {led.short(first)}): "
+                     f"{'; '.join(changes)}. Restore the plan of the first seal (`git show "
+                     f"{led.short(first)}:{led.plan_path}`); only comments, new amendments and keys "
+                     "not listed in `locked` may change", led.plan_path)
+        failing |= 1 << i
+
+
+def _key_problems(led: Ledger, node: int, key: str, seal: str) -> Iterator[tuple[str, str]]:
+    from aoven_git.seals import parse_key_seal
+
+    sealed = led.blob(node, seal)
+    if sealed is None:
+        yield "digest-mismatch", f"{key} is committed without its digest {seal} in the same history"
+        return
+    parsed = parse_key_seal(sealed)
+    if len(parsed) == 2 and isinstance(parsed[0], int):
+        yield "corrupt-seal", f"{seal}:{parsed[0]}: {parsed[1]}"
+        return
+    data = led.blob(node, key)
+    got = sha256(data) if data is not None else "(unreadable)"
+    if got != parsed[0]:
+        yield "digest-mismatch", (f"{key}: SHA-256 {got[:12]}… differs from the digest sealed in {seal} "
+                                  f"({str(parsed[0])[:12]}…): the key was edited after blinding")
+
+
+def blind_key(led: Ledger) -> Iterator[Found]:
+    """A blind pass's key must be the bytes its digest sealed, and the digest never changes."""
+    from aoven_git import naming
+
+    for path, role in led.roles.items():
+        if role.kind == "blind-key-seal":
+            first = next(led.origins(path, "add"), None)
+            for i in led.origins(path, "modify", "delete"):
+                if first is not None and led.before(first, i):
+                    what = "deleted" if led.events[i][path] == "delete" else "modified"
+                    yield _v(led, i, f"{what}-after-seal", None,
+                             f"the blind key digest {path} was {what}", path)
+        if role.kind != "blind-key" or role.sheet is None:
+            continue
+        seal = naming.blind_key_seal_path(led.plan, role.sheet.pass_id)
+        for i in led.origins(path, "add", "modify"):
+            for code, message in _key_problems(led, i, path, seal):
+                yield _v(led, i, code, None, message, path)
+
+
+def _plan_raw(led: Ledger, node: int) -> dict[str, Any] | None:
+    found = plan_raw(led, node)
+    return found[1] if found[0] == "ok" else None
+
+
+def _amendment_entry(raw: dict[str, Any] | None, amendment: str) -> Any:
+    items = (raw or {}).get("amendments") or []
+    return next((a for a in items if isinstance(a, dict) and a.get("id") == amendment), None)
+
+
+def _amendment_points(led: Ledger) -> dict[str, list[int]]:
+    """Seal points of every amendment's sheets, by the amendment id their folder names (even one
+    the plan no longer lists)."""
+    out: dict[str, list[int]] = {}
+    prefix = f"{led.plan.study_dir}/amendments/"
+    for i, ev in enumerate(led.events):
+        for path, what in ev.items():
+            if what == "add" and path.startswith(prefix) and "/" in path[len(prefix):]:
+                amendment = path[len(prefix):].split("/", 1)[0]
+                out.setdefault(amendment, []).append(i)
+    return {a: ledger_mod.minimal(points, led.hist) for a, points in out.items()}
+
+
+def amendment_changed_after_seal(led: Ledger) -> Iterator[Found]:
+    """Amendments may be appended after the first seal, but an entry is frozen once any of its
+    files is committed: its scope is what the raters re-scored."""
+    for amendment, points in sorted(_amendment_points(led).items()):
+        frozen = _amendment_entry(_plan_raw(led, points[0]), amendment)
+        failing = 0
+        for i, n in enumerate(led.nodes):
+            if not any(led.at_or_before(p, i) for p in points):
+                continue
+            now = _amendment_entry(_plan_raw(led, i), amendment)
+            if now == frozen:
+                continue
+            if not any(failing >> q & 1 for q in n.parents):
+                what = "removed" if now is None else "edited"
+                yield _v(led, i, "plan-changed-after-seal", None,
+                         f"amendment {amendment} was {what} after its first files were committed "
+                         f"({led.short(points[0])}); append a new amendment instead", led.plan_path)
+            failing |= 1 << i
+
+
+def responses_changed_after_seal(led: Ledger) -> Iterator[Found]:
+    """The responses raters score are frozen with the plan at the first seal: changing or removing
+    one afterwards changes what was scored (adding the responses of a later round is fine)."""
+    from aoven_git import naming
+
+    if not led.first_seals:
+        return
+    first = led.first_seals[0]
+    responses = naming.response_patterns(led.plan)
+    frozen = {p: e for p, e in led.nodes[first].state.items() if responses.match(p)}
+    failing = 0
+    for i, n in enumerate(led.nodes):
+        if not led.after_first_seal(i):
+            continue
+        changed = sorted(p for p, e in frozen.items() if n.state.get(p) != e)
+        if not changed:
+            continue
+        if not any(failing >> q & 1 for q in n.parents):
+            yield _v(led, i, "plan-changed-after-seal", None,
+                     f"response(s) {', '.join(changed[:3])}{' and more' if len(changed) > 3 else ''} changed "
+                     f"after the first seal ({led.short(first)}): raters scored the texts committed with it; "
+                     "restore them", changed[0])
+        failing |= 1 << i
