@@ -22,8 +22,8 @@ deleted-after-seal       a blind key digest removed (`blind_key`)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from aoven_git import ledger as ledger_mod
 from aoven_git.ledger import Found, Ledger
@@ -33,6 +33,24 @@ _v = ledger_mod.found
 
 #: the plan keys that are never locked by name but are always frozen at the first seal
 ALWAYS_FROZEN = ("locked", "raters", "security")
+
+T = TypeVar("T")
+
+
+def first_failures(led: Ledger, applies: Callable[[int], bool],
+                   problem: Callable[[int], T | None]) -> Iterator[tuple[int, T]]:
+    """The commits where `problem` holds while it held at none of their parents: a change is
+    reported once, at the commit that made it, not again at every descendant that inherits it."""
+    failing = 0
+    for i, n in enumerate(led.nodes):
+        if not applies(i):
+            continue
+        found = problem(i)
+        if not found:
+            continue
+        if not any(failing >> q & 1 for q in n.parents):
+            yield i, found
+        failing |= 1 << i
 
 View = tuple[str, Any]  # ("ok", protected data) | ("absent", None) | ("error", message)
 
@@ -102,20 +120,13 @@ def plan_changed_after_seal(led: Ledger) -> Iterator[Found]:
     first = led.frozen_node if led.frozen_node is not None else led.first_seals[0]
     keys = tuple(str(k) for k in led.plan.locked)
     frozen = plan_view(led, first, keys)
-    failing = 0
-    for i, n in enumerate(led.nodes):
-        if not led.after_first_seal(i):
-            continue
-        changes = _view_changes(frozen, plan_view(led, i, keys))
-        if not changes:
-            continue
-        if not any(failing >> q & 1 for q in n.parents):
-            yield _v(led, i, "plan-changed-after-seal", None,
-                     f"the plan changed after scoring began (first seal {led.short(first)}): "
-                     f"{'; '.join(changes)}. Restore the plan of the first seal (`git show "
-                     f"{led.short(first)}:{led.plan_path}`); only comments, new amendments and keys "
-                     "not listed in `locked` may change", led.plan_path)
-        failing |= 1 << i
+    for i, changes in first_failures(led, led.after_first_seal,
+                                     lambda i: _view_changes(frozen, plan_view(led, i, keys))):
+        yield _v(led, i, "plan-changed-after-seal", None,
+                 f"the plan changed after scoring began (first seal {led.short(first)}): "
+                 f"{'; '.join(changes)}. Restore the plan of the first seal (`git show "
+                 f"{led.short(first)}:{led.plan_path}`); only comments, new amendments and keys "
+                 "not listed in `locked` may change", led.plan_path)
 
 
 def _key_problems(led: Ledger, node: int, key: str, seal: str) -> Iterator[tuple[str, str]]:
@@ -184,19 +195,18 @@ def amendment_changed_after_seal(led: Ledger) -> Iterator[Found]:
     files is committed: its scope is what the raters re-scored."""
     for amendment, points in sorted(_amendment_points(led).items()):
         frozen = _amendment_entry(_plan_raw(led, points[0]), amendment)
-        failing = 0
-        for i, n in enumerate(led.nodes):
-            if not any(led.at_or_before(p, i) for p in points):
-                continue
+
+        def change(i: int, amendment: str = amendment, frozen: Any = frozen) -> str | None:
             now = _amendment_entry(_plan_raw(led, i), amendment)
-            if now == frozen:
-                continue
-            if not any(failing >> q & 1 for q in n.parents):
-                what = "removed" if now is None else "edited"
-                yield _v(led, i, "plan-changed-after-seal", None,
-                         f"amendment {amendment} was {what} after its first files were committed "
-                         f"({led.short(points[0])}); append a new amendment instead", led.plan_path)
-            failing |= 1 << i
+            return None if now == frozen else "removed" if now is None else "edited"
+
+        def committed(i: int, points: list[int] = points) -> bool:
+            return any(led.at_or_before(p, i) for p in points)
+
+        for i, what in first_failures(led, committed, change):
+            yield _v(led, i, "plan-changed-after-seal", None,
+                     f"amendment {amendment} was {what} after its first files were committed "
+                     f"({led.short(points[0])}); append a new amendment instead", led.plan_path)
 
 
 def responses_changed_after_seal(led: Ledger) -> Iterator[Found]:
@@ -209,16 +219,12 @@ def responses_changed_after_seal(led: Ledger) -> Iterator[Found]:
     first = led.first_seals[0]
     responses = naming.response_patterns(led.plan)
     frozen = {p: e for p, e in led.nodes[first].state.items() if responses.match(p)}
-    failing = 0
-    for i, n in enumerate(led.nodes):
-        if not led.after_first_seal(i):
-            continue
-        changed = sorted(p for p, e in frozen.items() if n.state.get(p) != e)
-        if not changed:
-            continue
-        if not any(failing >> q & 1 for q in n.parents):
-            yield _v(led, i, "plan-changed-after-seal", None,
-                     f"response(s) {', '.join(changed[:3])}{' and more' if len(changed) > 3 else ''} changed "
-                     f"after the first seal ({led.short(first)}): raters scored the texts committed with it; "
-                     "restore them", changed[0])
-        failing |= 1 << i
+
+    def changed(i: int) -> list[str]:
+        return sorted(p for p, e in frozen.items() if led.nodes[i].state.get(p) != e)
+
+    for i, paths in first_failures(led, led.after_first_seal, changed):
+        yield _v(led, i, "plan-changed-after-seal", None,
+                 f"response(s) {', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''} changed "
+                 f"after the first seal ({led.short(first)}): raters scored the texts committed with it; "
+                 "restore them", paths[0])
