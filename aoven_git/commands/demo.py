@@ -282,7 +282,7 @@ def amendment_lines(document: dict[str, object]) -> list[str]:
         if isinstance(entry, dict):
             why = [*(entry.get("not_ready") or []), *(entry.get("reasons") or [])]
             out.append(f"  {entry.get('id')} ({entry.get('title')}): {entry.get('verdict')}"
-                       + (f" ({why[0]})" if why else ""))
+                       + (f" — {why[0]}" if why else ""))
     return out
 
 
