@@ -330,16 +330,9 @@ def analyse(
     checked = attribution_note(seals, source) is None
     reconciliations = [attributed(without_raters(r, excluded), seals if checked else None)
                        for r in reconciliations]
-    known = dict(previous_verdicts or {})
-    round_ids = [r.id for r in plan.rounds]
-    for earlier in round_ids[: round_ids.index(round_id)]:  # a re-test needs the rounds before it
-        if earlier not in known:
-            known[earlier] = analyse(
-                plan, sheets=sheets, reconciliations=reconciliations, round_id=earlier, seals=seals,
-                validation=validation, bootstrap=0, seed=seed, previous_verdicts=known,
-                blind_keys=blind_keys,
-            ).verdict.verdict
-
+    known = _earlier_verdicts(plan, round_id, previous_verdicts, sheets=sheets,
+                              reconciliations=reconciliations, seals=seals, validation=validation, seed=seed,
+                              blind_keys=blind_keys)
     sheets, blind = unblind_sheets(plan, sheets, blind_keys or {}, round_id)
     passes, problems = group_sheets(plan, sheets, round_id)
     kappas = pass_agreement(plan, passes, bootstrap=bootstrap, seed=seed, method=method)
@@ -364,6 +357,20 @@ def analyse(
                    [dict(u) for u in (seals or {}).get("unattributed_rows", []) or []],
                    tuple(reconciliations), known, tuple(blind), scoped)
     return ReportData(verdict, document(parts), parts)
+
+
+def _earlier_verdicts(
+    plan: Plan, round_id: str, given: Mapping[str, str] | None, **inputs: Any
+) -> dict[str, str]:
+    """The verdicts of the rounds before `round_id` (a re-test is judged after them): the ones
+    given, the others computed here from the same inputs, without bootstrap intervals."""
+    known = dict(given or {})
+    round_ids = [r.id for r in plan.rounds]
+    for earlier in round_ids[: round_ids.index(round_id)]:
+        if earlier not in known:
+            known[earlier] = analyse(plan, round_id=earlier, bootstrap=0, previous_verdicts=known,
+                                     **inputs).verdict.verdict
+    return known
 
 
 # --------------------------------------------------------------------------- 6. document
