@@ -166,3 +166,33 @@ def _swap_passes(text: str) -> str:
     i = next(n for n, line in enumerate(lines) if line.startswith("  - {id: blinded,"))
     lines[i], lines[i + 1] = lines[i + 1], lines[i]
     return "".join(lines)
+
+
+def test_a_pending_blind_pass_the_verdict_does_not_use_blocks_nothing(tmp_path: Path) -> None:
+    """With a stripped pass listed first, the divergence rule compares that one; the blind pass
+    after it is reported as pending without holding up the verdict."""
+    from aoven_git.analysis import analyse
+    from aoven_git.model import Cell, CellKey, ScoreSheet, SheetId
+
+    both = PLAN.replace(
+        "  - {id: hidden,",
+        "  - {id: blinded, conditions: [B], dimensions: [D1, D2], stripped: true}\n  - {id: hidden,")
+    (tmp_path / "aoven.yaml").write_text(both, encoding="utf-8")
+    plan = load_plan(tmp_path / "aoven.yaml")
+
+    def sheet(rater: str, pass_id: str, conditions: str) -> ScoreSheet:
+        keys = [((q, c), i) for (q, c) in sorted(UNBLINDED) for i in range(2) if c in conditions]
+        cells = tuple(Cell(CellKey(q, c, f"D{i + 1}"), UNBLINDED[(q, c)][i], n)
+                      for n, ((q, c), i) in enumerate(keys, 1))
+        path = f"study/scores_{rater}_{pass_id}.md"
+        return ScoreSheet(path, SheetId(rater, pass_id, "main"), "long", cells)
+
+    sheets = [sheet(r, p, c) for r in ("cto", "logician") for p, c in (("unblinded", "AB"), ("blinded", "B"))]
+    seals = {"ok": True, "status": "complete", "seals": [], "violations": []}
+    doc = analyse(plan, sheets=sheets, seals=seals, bootstrap=0, blind_keys={}).as_dict()
+    assert doc["blind_passes"] == [{"pass": "hidden", "state": "pending", "problem": None,
+                                    "key": "study/blind/hidden/key.json", "used_by_verdict": False}]
+    assert doc["blinding"]["pass"] == "blinded"
+    assert doc["pending_raters"]["hidden"] == ["cto", "logician"]
+    assert doc["verdict"] != "NOT-READY", doc["not_ready"]
+    assert not any("hidden" in r for r in doc["not_ready"])
