@@ -92,8 +92,10 @@ def _seals(
     """The seals part of the report, the blockers of the verdict, and those of each amendment."""
     if seals is None:
         return _seals_doc(False, "not-verified", NOT_VERIFIED), [], {}
+    # each violation says whose scope it is in: the study's (None) or an amendment's
     violations = [
-        {k: v.get(k) for k in ("code", "rater", "commit", "message")}
+        {**{k: v.get(k) for k in ("code", "rater", "commit", "message")},
+         "amendment": _violation_scope(v, folders)}
         for v in seals.get("violations", []) or []
     ]
     excluded = excluded_raters(seals)
@@ -106,12 +108,12 @@ def _seals(
     # an optional rater's violation excludes that rater's sheets instead of blocking the verdict
     blockers: list[str] = []
     by_amendment: dict[str, list[str]] = {}
-    for v, raw in zip(violations, seals.get("violations", []) or [], strict=True):
+    for v in violations:
         if v.get("rater") in excluded:
             continue
         by = f" by {v['rater']}" if v.get("rater") else ""
         text = f"seal violation {v['code']}{by}: {v['message']}"
-        scope = _violation_scope(raw, folders)
+        scope = v["amendment"]
         (blockers if scope is None else by_amendment.setdefault(scope, [])).append(text)
     if status == "violated" and not violations:
         blockers.append("verify-seal reports violated seals")

@@ -29,6 +29,7 @@ from aoven_git.model import (
     SheetId,
 )
 from aoven_git.plan import load_plan
+from aoven_git.render.markdown import render_markdown
 from tests.test_analysis import DEFAULT_PLAN, DIMS, QS, truth
 
 AMENDMENTS = """amendments:
@@ -187,6 +188,10 @@ def test_seal_violations_in_an_amendment_block_only_it(plan: Plan) -> None:
     assert first["verdict"] == "NOT-READY" and any("amendment a1 was edited" in r for r in first["not_ready"])
     assert any("saw cto's re-scores" in r for r in second["not_ready"])
     assert not any("saw cto's re-scores" in r for r in first["not_ready"])
+    assert [v["amendment"] for v in doc["seals"]["violations"]] == ["a2", "a1"]
+    effects = render_markdown(doc)
+    assert "| saw cto's re-scores | blocks amendment a2 only |" in effects
+    assert "append a new amendment instead | blocks amendment a1 only |" in effects
     # the same violation on a study sheet blocks the pre-registered verdict
     seals["violations"][0]["path"] = "tests/phase2/seals/scores_logician.sha256"
     doc = run(plan, amended, seals=seals)
@@ -210,6 +215,7 @@ def test_an_optional_rater_is_excluded_only_where_their_violation_is(plan: Plan)
     assert first["kappa"]["unblinded"]["D8"]["pair_n"] == {"cto~logician": 20, "cto~redteam": 10,
                                                            "logician~redteam": 10}
     assert {c["rater"] for c in first["changed_cells"]} == {"cto", "logician"}
+    assert "| late | excludes redteam from amendment a1 |" in render_markdown(doc)
     assert first["not_ready"] == []
 
 
