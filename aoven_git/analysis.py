@@ -4,12 +4,17 @@ Orchestration over plain data: the caller has already parsed the score files and
 reconciliations, run ``validate`` and ``verify-seal``. :func:`analyse` runs the steps in order,
 each a function of its own so a step can grow without touching the others:
 
+0. :func:`~aoven_git.readiness.unblind_sheets` — a blind pass's cells mapped back through its
+   committed key (before grouping, which keeps only the cells a pass expects);
 1. :func:`group_sheets` — the round's sheets by pass and rater, and who is still pending;
 2. :func:`pass_agreement` — κ (with bootstrap intervals), α and the exact κ gate per pass;
 3. :func:`~aoven_git.readiness.readiness` — blockers from validation, seals and pending raters;
 4. :func:`resolve` — every pass's cells after the reconciliation's consensus;
 5. :func:`~aoven_git.verdict.decide` — the verdict;
 6. :func:`document` — the JSON document every renderer reads.
+
+The exploratory layer of amendments (amendments.py) is built on top of these steps, from the
+`ReportData.parts` of the pre-registered analysis; it never changes the verdict computed here.
 
 The document carries full-precision floats (the correctly rounded value of each exact number)
 and, wherever the verdict depends on a number, its exact ``"p/q"`` string next to it, so a JSON
@@ -25,8 +30,8 @@ provisional verdict move.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -35,7 +40,16 @@ from aoven_git.attribution import CellConsensus, cell_consensus
 from aoven_git.errors import UsageError
 from aoven_git.model import CellKey, Pass, Plan, Reconciliation, ScoreSheet
 from aoven_git.plan_diff import deviations
-from aoven_git.readiness import Readiness, excluded_raters, readiness
+from aoven_git.readiness import (
+    BlindState,
+    Readiness,
+    amendment_folders,
+    attributed,
+    attribution_note,
+    exclusions,
+    readiness,
+    unblind_sheets,
+)
 from aoven_git.reconciliation import without_raters
 from aoven_git.verdict import (
     CellResolution,
@@ -62,6 +76,8 @@ class ReportData:
 
     verdict: Verdict
     document: Mapping[str, Any]
+    #: what the document was written from, for the layers built on it (amendments.py)
+    parts: Parts | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         # A fresh copy per caller, so a renderer can never alter what another one reads. The
@@ -70,12 +86,13 @@ class ReportData:
         return json.loads(json.dumps(self.document, allow_nan=False))
 
 
-def _f(x: Fraction | float | int | None) -> float | None:
+def full(x: Fraction | float | int | None) -> float | None:
     """A number at full precision (the correctly rounded float of an exact value)."""
     return None if x is None else float(x)
 
 
-def _x(x: Fraction | None) -> str | None:
+def exact_str(x: Fraction | None) -> str | None:
+    """An exact value as the `"p/q"` string the document carries next to its float."""
     return None if x is None else str(x)
 
 
@@ -137,9 +154,11 @@ class PassAgreement:
 
 
 def pass_agreement(
-    plan: Plan, passes: Mapping[str, PassData], *, bootstrap: int, seed: int, method: str
+    plan: Plan, passes: Mapping[str, PassData], *, bootstrap: int, seed: int, method: str,
+    only: Collection[tuple[str, str]] | None = None,
 ) -> dict[str, PassAgreement]:
-    """κ for every pass × dimension × rater pair, with one bootstrap over all of them."""
+    """κ for every pass × dimension × rater pair (or only the (pass, dimension) groups in
+    ``only``), with one bootstrap over all of them."""
     from aoven_git.agreement import pairwise_kappas
 
     rules = plan.rules.kappa
@@ -150,6 +169,7 @@ def pass_agreement(
         }
         for p in plan.passes
         for d in (dim.id for dim in plan.dimensions if dim.id in p.dimensions)
+        if only is None or (p.id, d) in only
     }
     pairs = pairwise_kappas(groups, categories=plan.scale.values, weights=rules.weights,
                             bootstrap=bootstrap, seed=seed, confidence=CONFIDENCE,
@@ -180,15 +200,15 @@ def _dimension_agreement(
                       aggregate=rules.aggregate, undefined=rules.undefined)
     labels = {k: pair_label(*k) for k in pairs}
     entry = {
-        "value": _f(chosen.value),
-        "value_exact": _x(chosen.exact),
+        "value": full(chosen.value),
+        "value_exact": exact_str(chosen.exact),
         "reason": chosen.reason if chosen.value is None else gate.reason,
         "counts": gate.counts,
-        "min": _f(agg_min.value),
-        "mean": _f(agg_mean.value),
-        "alpha": _f(alpha.value),
-        "pairs": {labels[k]: _f(v.value) for k, v in pairs.items()},
-        "pairs_exact": {labels[k]: _x(v.exact) for k, v in pairs.items()},
+        "min": full(agg_min.value),
+        "mean": full(agg_mean.value),
+        "alpha": full(alpha.value),
+        "pairs": {labels[k]: full(v.value) for k, v in pairs.items()},
+        "pairs_exact": {labels[k]: exact_str(v.exact) for k, v in pairs.items()},
         "intervals": {labels[k]: (list(v.ci) if v.ci else None) for k, v in pairs.items()},
         "interval_methods": {labels[k]: v.ci_method for k, v in pairs.items()},
         "interval_reasons": {labels[k]: v.ci_reason for k, v in pairs.items()},
@@ -206,14 +226,18 @@ def _verdict_passes(plan: Plan) -> set[str]:
     return {plan.primary_pass.id} | ({stripped.id} if stripped else set())
 
 
-def pending_blockers(plan: Plan, passes: Mapping[str, PassData]) -> list[str]:
-    """Required raters without a file in a pass the verdict uses."""
+def pending_blockers(
+    plan: Plan, passes: Mapping[str, PassData], blind: Sequence[BlindState] = ()
+) -> list[str]:
+    """Required raters without a file in a pass the verdict uses, and such a pass that is blind
+    and not unblinded yet."""
     used = _verdict_passes(plan)
-    return [
+    out = [
         f"required rater {rater} has not revealed scores for pass {p.id}"
         for p in plan.passes if p.id in used
         for rater in passes[p.id].pending
     ]
+    return out + [b for state in blind if state.pass_id in used for b in [state.blocker()] if b]
 
 
 # --------------------------------------------------------------------------- 4. resolve
@@ -288,34 +312,33 @@ def analyse(
     interval_method: str | None = None,
     source: Mapping[str, Any] | None = None,
     blockers: Sequence[str] = (),
+    blind_keys: Mapping[str, bytes] | None = None,
 ) -> ReportData:
     """Analyse one round. ``seals`` is verify-seal's ``as_dict()`` (``None`` outside git),
     ``validation`` validate's ``as_dict()``; ``previous_verdicts`` maps earlier rounds to their
     verdicts — any not given is computed here from ``sheets`` (without bootstrap intervals).
     ``interval_method`` is ``"BCa"`` or ``"percentile"`` (default: agreement.DEFAULT_CI_METHOD).
     ``source`` says which revision the files come from (report_inputs.py); ``blockers`` are
-    NOT-READY reasons found while gathering them (uncommitted study files).
+    NOT-READY reasons found while gathering them (uncommitted study files). ``blind_keys`` maps
+    each blind pass whose key is committed to the key's bytes (a blind pass without one is
+    pending).
     """
     round_id, method = _checked(plan, round_id, bootstrap, interval_method)
-    excluded = excluded_raters(seals)
+    scoped = exclusions(seals, amendment_folders(plan))
+    excluded = scoped.get(None, {})
     sheets = [s for s in sheets if s.sheet.rater not in excluded]
     checked = attribution_note(seals, source) is None
     reconciliations = [attributed(without_raters(r, excluded), seals if checked else None)
                        for r in reconciliations]
-    known = dict(previous_verdicts or {})
-    round_ids = [r.id for r in plan.rounds]
-    for earlier in round_ids[: round_ids.index(round_id)]:  # a re-test needs the rounds before it
-        if earlier not in known:
-            known[earlier] = analyse(
-                plan, sheets=sheets, reconciliations=reconciliations, round_id=earlier, seals=seals,
-                validation=validation, bootstrap=0, seed=seed, previous_verdicts=known,
-            ).verdict.verdict
-
+    known = _earlier_verdicts(plan, round_id, previous_verdicts, sheets=sheets,
+                              reconciliations=reconciliations, seals=seals, validation=validation, seed=seed,
+                              blind_keys=blind_keys)
+    sheets, blind = unblind_sheets(plan, sheets, blind_keys or {}, round_id)
     passes, problems = group_sheets(plan, sheets, round_id)
     kappas = pass_agreement(plan, passes, bootstrap=bootstrap, seed=seed, method=method)
     ready = readiness(round_id=round_id, used=_verdict_passes(plan), seals=seals, validation=validation,
-                      sheets=sheets, reconciliations=reconciliations,
-                      problems=[*blockers, *problems, *pending_blockers(plan, passes)])
+                      sheets=sheets, reconciliations=reconciliations, folders=amendment_folders(plan),
+                      problems=[*blockers, *problems, *pending_blockers(plan, passes, blind)])
     consensus = pass_consensus(plan, passes, reconciliations, round_id)
     resolutions = resolve(plan, passes, consensus)
     primary, stripped = plan.primary_pass, blinding_pass(plan)
@@ -329,17 +352,32 @@ def analyse(
         blockers=ready.blockers,
         previous_verdicts=known,
     )
-    parts = _Parts(plan, round_id, passes, kappas, ready, resolutions, verdict, bootstrap, seed, method,
+    parts = Parts(plan, round_id, passes, kappas, ready, resolutions, verdict, bootstrap, seed, method,
                    dict(source or {}), excluded, consensus, attribution_note(seals, source),
-                   [dict(u) for u in (seals or {}).get("unattributed_rows", []) or []])
-    return ReportData(verdict, document(parts))
+                   [dict(u) for u in (seals or {}).get("unattributed_rows", []) or []],
+                   tuple(reconciliations), known, tuple(blind), scoped)
+    return ReportData(verdict, document(parts), parts)
+
+
+def _earlier_verdicts(
+    plan: Plan, round_id: str, given: Mapping[str, str] | None, **inputs: Any
+) -> dict[str, str]:
+    """The verdicts of the rounds before `round_id` (a re-test is judged after them): the ones
+    given, the others computed here from the same inputs, without bootstrap intervals."""
+    known = dict(given or {})
+    round_ids = [r.id for r in plan.rounds]
+    for earlier in round_ids[: round_ids.index(round_id)]:
+        if earlier not in known:
+            known[earlier] = analyse(plan, round_id=earlier, bootstrap=0, previous_verdicts=known,
+                                     **inputs).verdict.verdict
+    return known
 
 
 # --------------------------------------------------------------------------- 6. document
 
 
 @dataclass(frozen=True)
-class _Parts:
+class Parts:
     """Everything the document is written from."""
 
     plan: Plan
@@ -357,15 +395,21 @@ class _Parts:
     consensus: Mapping[str, Mapping[CellKey, CellConsensus]] = field(default_factory=dict)
     attribution: str | None = None  # why rows were not attributed from history, or None when they were
     unattributed: list[dict[str, Any]] = field(default_factory=list)
+    reconciliations: tuple[Reconciliation, ...] = ()  # attributed, excluded raters' rows removed
+    previous: Mapping[str, str] = field(default_factory=dict)  # verdicts of the rounds before
+    blind: tuple[BlindState, ...] = ()
+    #: optional raters excluded for violations, by scope: None (the study) or an amendment id
+    exclusions: Mapping[str | None, Mapping[str, list[str]]] = field(default_factory=dict)
 
 
-def document(parts: _Parts) -> dict[str, Any]:
+def document(parts: Parts) -> dict[str, Any]:
     """The report document (schema ``aoven-git/report/1``): every existing key kept, new keys
     only added."""
     plan, verdict = parts.plan, parts.verdict
     ev = verdict.evaluation
     a, b = plan.baseline.id, plan.treatment.id
-    kappa = {p: agreement.table for p, agreement in parts.agreement.items()}
+    pending_blind = {b.pass_id for b in parts.blind if b.state != "unblinded"}
+    kappa = {p: {} if p in pending_blind else agreement.table for p, agreement in parts.agreement.items()}
     return {
         "schema": SCHEMA,
         "study": plan.study,
@@ -375,17 +419,14 @@ def document(parts: _Parts) -> dict[str, Any]:
         "summary": verdict.summary,
         "reasons": list(verdict.reasons),
         "terminal": verdict.terminal,
-        "improvement": _f(ev.improvement) if ev else None,
-        "improvement_exact": _x(ev.improvement) if ev else None,
-        "means": {a: _f(ev.mean_a) if ev else None, b: _f(ev.mean_b) if ev else None},
-        "means_exact": {a: _x(ev.mean_a) if ev else None, b: _x(ev.mean_b) if ev else None},
+        **headline(plan, ev),
         "conditions": {"baseline": a, "treatment": b},
         "b_scores_from": verdict.b_scores_from,
         "blinding": _blinding(verdict),
         "verdict_pass": plan.primary_pass.id,
         "counted_dimensions": list(verdict.counted),
         "excluded_dimensions": dict(verdict.excluded),
-        "dimensions": _dimensions(plan, ev, verdict.counted),
+        "dimensions": dimension_means(plan, ev, verdict.counted),
         "questions": _questions(parts),
         "rules": _rules(parts),
         "kappa": kappa,
@@ -407,37 +448,22 @@ def document(parts: _Parts) -> dict[str, Any]:
         "excluded_raters": _excluded(parts),
         "deviations": [d.as_dict() for d in deviations(plan)],
         "reconciliation": _reconciliation(parts),
+        "blind_passes": [b.as_dict(b.pass_id in _verdict_passes(plan)) for b in parts.blind],
     }
 
 
-def attribution_note(seals: Mapping[str, Any] | None, source: Mapping[str, Any] | None) -> str | None:
-    """None when reconciliation rows were attributed from history, else why they were not."""
-    if seals is None:
-        return "not a git repository: who wrote each reconciliation row was not checked"
-    if (source or {}).get("work_tree"):
-        return "computed from uncommitted files: who wrote each reconciliation row was not checked"
-    if seals.get("status") == "unverifiable":
-        return "the history could not be verified: who wrote each reconciliation row was not checked"
-    if "reconciliation_rows" not in seals:
-        return "verify-seal did not say who wrote each reconciliation row"
-    return None
+def headline(plan: Plan, ev: Evaluation | None) -> dict[str, Any]:
+    """The improvement and both conditions' mean aggregates (exact too); None while withheld."""
+    a, b = plan.baseline.id, plan.treatment.id
+    return {
+        "improvement": full(ev.improvement) if ev else None,
+        "improvement_exact": exact_str(ev.improvement) if ev else None,
+        "means": {a: full(ev.mean_a) if ev else None, b: full(ev.mean_b) if ev else None},
+        "means_exact": {a: exact_str(ev.mean_a) if ev else None, b: exact_str(ev.mean_b) if ev else None},
+    }
 
 
-def attributed(rec: Reconciliation, seals: Mapping[str, Any] | None) -> Reconciliation:
-    """`rec` with each row marked from verify-seal's blame of the same revision (rows it did not
-    see — a file it did not read — count as unattributed)."""
-    if seals is None:
-        return rec
-    found = {(r.get("path"), r.get("line")): r for r in seals.get("reconciliation_rows", []) or []}
-    rows = []
-    for row in rec.rows:
-        seen = found.get((rec.path, row.line))
-        ok = bool(seen and seen.get("attributed") and seen.get("rater") == row.rater)
-        rows.append(replace(row, attributed=ok, author=seen.get("author") if seen else None))
-    return replace(rec, rows=tuple(rows))
-
-
-def _reconciliation(parts: _Parts) -> dict[str, Any]:
+def _reconciliation(parts: Parts) -> dict[str, Any]:
     """Per reconciled cell: each rater's proposal and quote, and whether the consensus is unanimous,
     contested or missing; the rows that were ignored because someone else wrote them."""
     cells = []
@@ -453,7 +479,7 @@ def _reconciliation(parts: _Parts) -> dict[str, Any]:
             "cells": cells, "unattributed": parts.unattributed}
 
 
-def _excluded(parts: _Parts) -> list[dict[str, Any]]:
+def _excluded(parts: Parts) -> list[dict[str, Any]]:
     """Optional raters left out because of their seal violations, with the violations."""
     violations = (parts.ready.seals or {}).get("violations") or []
     return [{"rater": r, "codes": codes,
@@ -461,34 +487,34 @@ def _excluded(parts: _Parts) -> list[dict[str, Any]]:
             for r, codes in parts.excluded.items()]
 
 
-def _rule(r: RuleResult) -> dict[str, Any]:
+def rule_entry(r: RuleResult) -> dict[str, Any]:
     return {
         "id": r.id,
         "kind": r.kind,
         "text": r.text,
-        "value": _f(r.value),
-        "value_exact": _x(r.value),
-        "threshold": _f(r.threshold),
-        "threshold_exact": _x(r.threshold),
+        "value": full(r.value),
+        "value_exact": exact_str(r.value),
+        "threshold": full(r.threshold),
+        "threshold_exact": exact_str(r.threshold),
         "outcome": r.outcome,
         "reason": r.reason,
     }
 
 
-def _rules(parts: _Parts) -> list[dict[str, Any]]:
+def _rules(parts: Parts) -> list[dict[str, Any]]:
     """Every rule with its value; while NOT-READY the same rules without values."""
     plan, verdict = parts.plan, parts.verdict
     if verdict.evaluation is not None:
-        return [_rule(r) for r in verdict.evaluation.rules]
+        return [rule_entry(r) for r in verdict.evaluation.rules]
     rnd = plan.round_(parts.round_id)
     assert rnd is not None
     dims = [d.id for d in plan.dimensions if d.id in plan.primary_pass.dimensions]
     template = rules_template(plan, questions=rnd.questions, dimensions=dims, counted=verdict.counted,
                               excluded=verdict.excluded, reason=WITHHELD)
-    return [_rule(r) for r in template]
+    return [rule_entry(r) for r in template]
 
 
-def _questions(parts: _Parts) -> list[dict[str, Any]]:
+def _questions(parts: Parts) -> list[dict[str, Any]]:
     """Per question: the plan's text, both aggregates (exact too) and whether it improves."""
     plan, ev = parts.plan, parts.verdict.evaluation
     a, b = plan.baseline.id, plan.treatment.id
@@ -500,18 +526,19 @@ def _questions(parts: _Parts) -> list[dict[str, Any]]:
         q, question = results.get(qid), plan.question(qid)
         out.append({
             "id": qid,
-            f"aggregate_{a}": _f(q.aggregate_a) if q else None,
-            f"aggregate_{b}": _f(q.aggregate_b) if q else None,
+            f"aggregate_{a}": full(q.aggregate_a) if q else None,
+            f"aggregate_{b}": full(q.aggregate_b) if q else None,
             "improved_dimensions": q.improved_dimensions if q else None,
             "improves": q.improves if q else None,
-            f"aggregate_{a}_exact": _x(q.aggregate_a) if q else None,
-            f"aggregate_{b}_exact": _x(q.aggregate_b) if q else None,
+            f"aggregate_{a}_exact": exact_str(q.aggregate_a) if q else None,
+            f"aggregate_{b}_exact": exact_str(q.aggregate_b) if q else None,
             "text": question.text if question else None,
         })
     return out
 
 
-def _dimensions(plan: Plan, ev: Evaluation | None, counted: Sequence[str]) -> list[dict[str, Any]]:
+def dimension_means(plan: Plan, ev: Evaluation | None, counted: Sequence[str]) -> list[dict[str, Any]]:
+    """Per dimension of the verdict pass: both means and Δ (exact too), and whether it counts."""
     by_id = {d.id: d for d in ev.dimensions} if ev else {}
     out = []
     for dim in plan.dimensions:
@@ -526,12 +553,12 @@ def _dimensions(plan: Plan, ev: Evaluation | None, counted: Sequence[str]) -> li
             "kind": dim.kind,
             "load": dim.id in plan.load_dimensions,
             "counted": dim.id in counted,
-            "mean_A": _f(ma),
-            "mean_B": _f(mb),
-            "delta": _f(delta),
-            "mean_A_exact": _x(ma),
-            "mean_B_exact": _x(mb),
-            "delta_exact": _x(delta),
+            "mean_A": full(ma),
+            "mean_B": full(mb),
+            "delta": full(delta),
+            "mean_A_exact": exact_str(ma),
+            "mean_B_exact": exact_str(mb),
+            "delta_exact": exact_str(delta),
         })
     return out
 
@@ -540,16 +567,16 @@ def _kappa_settings(plan: Plan, bootstrap: int, seed: int, method: str) -> dict[
     k = plan.rules.kappa
     return {
         "weights": k.weights,
-        "threshold": _f(k.threshold),
+        "threshold": full(k.threshold),
         "aggregate": k.aggregate,
         "bootstrap": bootstrap,
         "seed": seed,
-        "threshold_exact": _x(k.threshold),
+        "threshold_exact": exact_str(k.threshold),
         "undefined": k.undefined,
         "confidence": CONFIDENCE,
         "interval_method": method,
         "caveat_min_items": CAVEAT_MIN_ITEMS,
-        "caveat_max_width": _f(CAVEAT_MAX_WIDTH),
+        "caveat_max_width": full(CAVEAT_MAX_WIDTH),
     }
 
 
@@ -584,11 +611,11 @@ def _blinding(verdict: Verdict) -> dict[str, Any] | None:
         return None
     return {
         "pass": bl.pass_id,
-        "divergence": _f(bl.divergence),
-        "divergence_exact": _x(bl.divergence),
-        "threshold": _f(bl.threshold),
+        "divergence": full(bl.divergence),
+        "divergence_exact": exact_str(bl.divergence),
+        "threshold": full(bl.threshold),
         "used": bl.used,
-        "threshold_exact": _x(bl.threshold),
+        "threshold_exact": exact_str(bl.threshold),
     }
 
 
@@ -596,8 +623,8 @@ def _extremes(verdict: Verdict) -> dict[str, Any] | None:
     if verdict.best is None or verdict.worst is None:
         return None
     return {
-        case: {"verdict": ev.verdict, "improvement": _f(ev.improvement),
-               "improvement_exact": _x(ev.improvement)}
+        case: {"verdict": ev.verdict, "improvement": full(ev.improvement),
+               "improvement_exact": exact_str(ev.improvement)}
         for case, ev in (("best", verdict.best), ("worst", verdict.worst))
     }
 
@@ -621,14 +648,14 @@ def _cell_lists(resolutions: Mapping[str, CellResolution]) -> dict[str, Any]:
                     "scores": dict(cell.scores),
                     "flagged": cell.flagged,
                     "resolution": cell.resolution,
-                    "value": _f(cell.value),
-                    "value_exact": _x(cell.value),
+                    "value": full(cell.value),
+                    "value_exact": exact_str(cell.value),
                 })
     return {"flagged_cells": list(dict.fromkeys(flagged)), "contested_cells": list(dict.fromkeys(contested)),
             "cells": cells}
 
 
-def _self_bias(parts: _Parts) -> list[dict[str, Any]]:
+def _self_bias(parts: Parts) -> list[dict[str, Any]]:
     plan = parts.plan
     a, b = plan.baseline.id, plan.treatment.id
     rnd = plan.round_(parts.round_id)
@@ -642,7 +669,7 @@ def _self_bias(parts: _Parts) -> list[dict[str, Any]]:
     return out
 
 
-def _retest(parts: _Parts) -> dict[str, Any] | None:
+def _retest(parts: Parts) -> dict[str, Any] | None:
     plan = parts.plan
     if [r.id for r in plan.rounds].index(parts.round_id) == 0:
         return None

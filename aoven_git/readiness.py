@@ -6,15 +6,20 @@ outside git); this module reduces them to what the report shows and to the sente
 withhold a verdict: invalid files of the round, seal violations, pending seals of the passes the
 verdict uses, or a history that could not be verified. Plain data in and out; analysis.py calls
 it between agreement and the verdict (docs/statistics.md, "The verdict, step by step").
+
+Amendments are judged apart (docs/amendments.md, "What the report shows"): an invalid file, a
+pending seal or a violation inside an amendment's folder makes that amendment NOT-READY
+(`Readiness.amendments`) and never the pre-registered verdict. Blind passes are pending until
+their key is committed (`unblind_sheets`, docs/blinding.md, "What the report shows").
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
-from aoven_git.model import Reconciliation, ScoreSheet
+from aoven_git.model import Plan, Reconciliation, ScoreSheet
 
 NOT_VERIFIED = "not a git repository, so the sealing history was not checked"
 
@@ -24,6 +29,35 @@ class Readiness:
     seals: dict[str, Any]
     validation: dict[str, Any]
     blockers: list[str]
+    #: amendment id -> what keeps that amendment (and only it) NOT-READY
+    amendments: dict[str, list[str]] = field(default_factory=dict)
+
+
+def amendment_folders(plan: Plan) -> dict[str, str]:
+    """Each amendment's folder (`<study_dir>/amendments/<id>`), by amendment id."""
+    from aoven_git.naming import sheet_dir
+
+    return {a.id: sheet_dir(plan, a.id) for a in plan.amendments}
+
+
+def amendment_of(path: Any, folders: Mapping[str, str]) -> str | None:
+    """The amendment whose folder holds `path`, or None for the study's own files."""
+    text = str(path or "")
+    return next((a for a, folder in folders.items() if text.startswith(folder + "/")), None)
+
+
+def _violation_scope(v: Mapping[str, Any], folders: Mapping[str, str]) -> str | None:
+    """The amendment a violation concerns: its file lies in the amendment's folder, or it is the
+    frozen plan entry of that amendment that changed (verify-seal names it first)."""
+    found = amendment_of(v.get("path"), folders)
+    if found is None and v.get("code") == "plan-changed-after-seal":
+        message = str(v.get("message") or "")
+        found = next((a for a in folders if message.startswith(f"amendment {a} ")), None)
+    return found
+
+
+def invalid_file(path: str, errors: int) -> str:
+    return f"{path} is invalid ({errors} error{'s' if errors != 1 else ''})"
 
 
 def readiness(
@@ -35,22 +69,33 @@ def readiness(
     sheets: Sequence[ScoreSheet],
     reconciliations: Sequence[Reconciliation],
     problems: Sequence[str] = (),
+    folders: Mapping[str, str] | None = None,
 ) -> Readiness:
     """The seals and validation parts of the report, and every NOT-READY blocker in order:
     invalid files, seal problems, then the caller's ``problems`` (grouping, pending raters).
-    ``used`` are the passes the verdict reads (a pending seal elsewhere blocks nothing)."""
-    seals_doc, seal_blockers = _seals(seals, round_id, used)
-    validation_doc, invalid = _validation(validation, sheets, reconciliations, round_id)
-    return Readiness(seals_doc, validation_doc, [*invalid, *seal_blockers, *problems])
+    ``used`` are the passes the verdict reads (a pending seal elsewhere blocks nothing).
+    ``folders`` (see `amendment_folders`) sends the findings inside an amendment's folder to that
+    amendment's own blockers instead."""
+    folders = folders or {}
+    seals_doc, seal_blockers, by_seal = _seals(seals, round_id, used, folders)
+    validation_doc, invalid, by_file = _validation(validation, sheets, reconciliations, round_id, folders)
+    amendments: dict[str, list[str]] = {}
+    for found in (by_file, by_seal):
+        for amendment, reasons in found.items():
+            amendments.setdefault(amendment, []).extend(reasons)
+    return Readiness(seals_doc, validation_doc, [*invalid, *seal_blockers, *problems], amendments)
 
 
 def _seals(
-    seals: Mapping[str, Any] | None, round_id: str, used: set[str]
-) -> tuple[dict[str, Any], list[str]]:
+    seals: Mapping[str, Any] | None, round_id: str, used: set[str], folders: Mapping[str, str]
+) -> tuple[dict[str, Any], list[str], dict[str, list[str]]]:
+    """The seals part of the report, the blockers of the verdict, and those of each amendment."""
     if seals is None:
-        return _seals_doc(False, "not-verified", NOT_VERIFIED), []
+        return _seals_doc(False, "not-verified", NOT_VERIFIED), [], {}
+    # each violation says whose scope it is in: the study's (None) or an amendment's
     violations = [
-        {k: v.get(k) for k in ("code", "rater", "commit", "message")}
+        {**{k: v.get(k) for k in ("code", "rater", "commit", "message")},
+         "amendment": _violation_scope(v, folders)}
         for v in seals.get("violations", []) or []
     ]
     excluded = excluded_raters(seals)
@@ -59,16 +104,23 @@ def _seals(
     )
     if status == "unverifiable":
         message = str(seals.get("message") or "verify-seal could not run")
-        return _seals_doc(False, status, message), [f"the seals could not be verified: {message}"]
+        return _seals_doc(False, status, message), [f"the seals could not be verified: {message}"], {}
     # an optional rater's violation excludes that rater's sheets instead of blocking the verdict
-    blockers = [
-        f"seal violation {v['code']}" + (f" by {v['rater']}" if v.get("rater") else "") + f": {v['message']}"
-        for v in violations if v.get("rater") not in excluded
-    ]
+    blockers: list[str] = []
+    by_amendment: dict[str, list[str]] = {}
+    for v in violations:
+        if v.get("rater") in excluded:
+            continue
+        by = f" by {v['rater']}" if v.get("rater") else ""
+        text = f"seal violation {v['code']}{by}: {v['message']}"
+        scope = v["amendment"]
+        (blockers if scope is None else by_amendment.setdefault(scope, [])).append(text)
     if status == "violated" and not violations:
         blockers.append("verify-seal reports violated seals")
     if status == "pending":
         blockers += _pending_seals(seals.get("pending"), round_id, used)
+        for amendment, reason in _pending_amendment_seals(seals.get("pending"), round_id):
+            by_amendment.setdefault(amendment, []).append(reason)
     elif status not in ("complete", "violated"):
         blockers.append(f"verify-seal reports an unknown status {status!r}")
     message = seals.get("message") or {
@@ -80,7 +132,7 @@ def _seals(
     doc["excluded_raters"] = [{"rater": r, "codes": c} for r, c in excluded.items()]
     doc["timeline"] = [dict(e) for e in seals.get("timeline", []) or [] if isinstance(e, Mapping)]
     doc["seals"] = [dict(s) for s in seals.get("seals", []) or [] if isinstance(s, Mapping)]
-    return doc, blockers
+    return doc, blockers, by_amendment
 
 
 def excluded_raters(seals: Mapping[str, Any] | None) -> dict[str, list[str]]:
@@ -90,6 +142,52 @@ def excluded_raters(seals: Mapping[str, Any] | None) -> dict[str, list[str]]:
         if isinstance(e, Mapping) and isinstance(e.get("rater"), str):
             out[e["rater"]] = [str(c) for c in e.get("codes", []) or []]
     return out
+
+
+def exclusions(
+    seals: Mapping[str, Any] | None, folders: Mapping[str, str]
+) -> dict[str | None, dict[str, list[str]]]:
+    """The optional raters verify-seal excludes, by where their violations are: ``None`` for the
+    study's own files (their sheets count nowhere in the pre-registered analysis), else the
+    amendment whose folder holds them (their re-scores count nowhere in that amendment)."""
+    optional = excluded_raters(seals)
+    out: dict[str | None, dict[str, list[str]]] = {}
+    for v in (seals or {}).get("violations", []) or []:
+        if isinstance(v, Mapping) and v.get("rater") in optional:
+            codes = out.setdefault(_violation_scope(v, folders), {}).setdefault(str(v["rater"]), [])
+            if str(v.get("code")) not in codes:
+                codes.append(str(v.get("code")))
+    for rater, codes in optional.items():  # listed without a violation to place: the study's
+        if not any(rater in found for found in out.values()):
+            out.setdefault(None, {})[rater] = codes
+    return out
+
+
+def attribution_note(seals: Mapping[str, Any] | None, source: Mapping[str, Any] | None) -> str | None:
+    """None when reconciliation rows were attributed from history, else why they were not."""
+    if seals is None:
+        return "not a git repository: who wrote each reconciliation row was not checked"
+    if (source or {}).get("work_tree"):
+        return "computed from uncommitted files: who wrote each reconciliation row was not checked"
+    if seals.get("status") == "unverifiable":
+        return "the history could not be verified: who wrote each reconciliation row was not checked"
+    if "reconciliation_rows" not in seals:
+        return "verify-seal did not say who wrote each reconciliation row"
+    return None
+
+
+def attributed(rec: Reconciliation, seals: Mapping[str, Any] | None) -> Reconciliation:
+    """`rec` with each row marked from verify-seal's blame of the same revision (rows it did not
+    see — a file it did not read — count as unattributed)."""
+    if seals is None:
+        return rec
+    found = {(r.get("path"), r.get("line")): r for r in seals.get("reconciliation_rows", []) or []}
+    rows = []
+    for row in rec.rows:
+        seen = found.get((rec.path, row.line))
+        ok = bool(seen and seen.get("attributed") and seen.get("rater") == row.rater)
+        rows.append(replace(row, attributed=ok, author=seen.get("author") if seen else None))
+    return replace(rec, rows=tuple(rows))
 
 
 def _seals_doc(
@@ -110,12 +208,27 @@ def _pending_seals(detail: Any, round_id: str, used: set[str]) -> list[str]:
     ]
 
 
+def _pending_amendment_seals(detail: Any, round_id: str) -> list[tuple[str, str]]:
+    """(amendment, reason) for each required rater who has not sealed an amendment's re-scores."""
+    if not isinstance(detail, list):
+        return []
+    return [
+        (str(p["amendment"]), f"required rater {p.get('rater', '?')} has not sealed the re-scores of "
+                              f"amendment {p['amendment']} for pass {p.get('pass', '?')}")
+        for p in detail
+        if isinstance(p, Mapping) and p.get("amendment") and p.get("round", round_id) == round_id
+    ]
+
+
 def _validation(
     validation: Mapping[str, Any] | None,
     sheets: Sequence[ScoreSheet],
     reconciliations: Sequence[Reconciliation],
     round_id: str,
-) -> tuple[dict[str, Any], list[str]]:
+    folders: Mapping[str, str],
+) -> tuple[dict[str, Any], list[str], dict[str, list[str]]]:
+    """The validation part of the report, the invalid files that block the verdict, and the
+    invalid files of each amendment (which block only that amendment)."""
     files = _validated_files(validation, sheets, reconciliations)
     bad: dict[str, int] = {}
     for f in files:
@@ -124,6 +237,11 @@ def _validation(
     for s in sheets:  # a sheet handed over invalid blocks even if the summary missed it
         if not s.ok and s.sheet.round_id == round_id:
             bad.setdefault(s.path, len(s.errors))
+    by_amendment: dict[str, list[str]] = {}
+    for path in list(bad):
+        amendment = amendment_of(path, folders)
+        if amendment is not None:
+            by_amendment.setdefault(amendment, []).append(invalid_file(path, bad.pop(path)))
     errors = sum(len(f["errors"]) for f in files)
     warnings = sum(len(f["warnings"]) for f in files)
     ok = bool(validation.get("ok", errors == 0)) if validation is not None else errors == 0
@@ -133,8 +251,7 @@ def _validation(
         "warnings": warnings,
         "files": [{k: f[k] for k in ("path", "errors", "warnings")} for f in files],
     }
-    blockers = [f"{path} is invalid ({n} error{'s' if n != 1 else ''})" for path, n in bad.items()]
-    return doc, blockers
+    return doc, [invalid_file(path, n) for path, n in bad.items()], by_amendment
 
 
 def _validated_files(
@@ -159,3 +276,63 @@ def _validated_files(
         for r in reconciliations if r.path not in listed
     ]
     return files
+
+
+# --------------------------------------------------------------------------- blind passes
+
+
+@dataclass(frozen=True)
+class BlindState:
+    """Where a blind pass stands in the report: `unblinded` once its key is committed (cells
+    mapped back through it), `pending` before, `invalid-key` when the key cannot be read."""
+
+    pass_id: str
+    state: Literal["unblinded", "pending", "invalid-key"]
+    key_path: str
+    problem: str | None = None
+
+    def as_dict(self, used: bool) -> dict[str, Any]:
+        return {"pass": self.pass_id, "state": self.state, "key": self.key_path, "problem": self.problem,
+                "used_by_verdict": used}
+
+    def blocker(self) -> str | None:
+        """Why the verdict cannot use this pass yet (None once unblinded)."""
+        if self.state == "pending":
+            return (f"blind pass {self.pass_id} is pending: its key {self.key_path} is not committed yet "
+                    f"(`aoven-git unblind --pass {self.pass_id}` once every required rater has sealed)")
+        if self.state == "invalid-key":
+            return f"the key of blind pass {self.pass_id} cannot be read: {self.key_path}:{self.problem}"
+        return None
+
+
+def unblind_sheets(
+    plan: Plan, sheets: Sequence[ScoreSheet], keys: Mapping[str, bytes], round_id: str
+) -> tuple[list[ScoreSheet], list[BlindState]]:
+    """The sheets with every blind pass's cells mapped back to (question, condition) through its
+    committed key (`keys`: pass id -> the key's bytes), and the state of each blind pass.
+
+    Full blinding covers the verdict round only (docs/blinding.md, "Re-test rounds"): in another
+    round a blind pass is scored by question and condition and nothing is mapped. Without a key
+    a blind sheet keeps its opaque cells, which no pass expects, so the pass has no scores yet."""
+    from aoven_git.blind_corpus import unblind_sheet
+    from aoven_git.blinding import KeyProblem, parse_key
+    from aoven_git.naming import blind_key_path
+
+    if round_id != plan.main_round.id:
+        return list(sheets), []
+    states, parsed = [], {}
+    for p in (p for p in plan.passes if p.blind):
+        path = blind_key_path(plan, p.id)
+        data = keys.get(p.id)
+        key = parse_key(data, pass_id=p.id) if data is not None else None
+        if isinstance(key, KeyProblem):
+            states.append(BlindState(p.id, "invalid-key", path, str(key.line) + ": " + key.message))
+        elif key is None:
+            states.append(BlindState(p.id, "pending", path))
+        else:
+            states.append(BlindState(p.id, "unblinded", path))
+            parsed[p.id] = key
+    out = [unblind_sheet(s, parsed[s.sheet.pass_id])
+           if s.sheet.pass_id in parsed and s.sheet.round_id == round_id and not s.sheet.amendment else s
+           for s in sheets]
+    return out, states

@@ -6,6 +6,10 @@ without committing it must not move the verdict under a "every seal verified" li
 changes to study files are listed and keep the verdict NOT-READY, unless `--work-tree` asks for a
 preview, which the report then labels as computed from uncommitted files. Every report states the
 revision, whether the work tree was clean, the tool version and when it was generated.
+
+The key of each blind pass is read from the same place as the score files (the committed tree, or
+the work tree for a preview): the report maps the pass's cells back through it, and without it the
+pass is pending (docs/blinding.md, "What the report shows").
 """
 
 from __future__ import annotations
@@ -33,6 +37,24 @@ class Inputs:
     source: dict[str, Any]
     blockers: list[str] = field(default_factory=list)
     commit: str | None = None  # the revision whose history is verified and whose blame attributes
+    blind_keys: dict[str, bytes] = field(default_factory=dict)  # blind pass -> its key's bytes
+
+
+def blind_keys(plan: Plan, found: dict[str, bytes]) -> dict[str, bytes]:
+    """The keys among `found` (repository path -> bytes) of the plan's blind passes, by pass."""
+    paths = {naming.blind_key_path(plan, p.id): p.id for p in plan.passes if p.blind}
+    return {paths[path]: data for path, data in found.items() if path in paths}
+
+
+def work_tree_keys(root: Path, plan: Plan) -> dict[str, bytes]:
+    """The blind keys in the work tree (a regular file at `blind/<pass>/key.json`; a link is not
+    a key)."""
+    found = {}
+    for p in (p for p in plan.passes if p.blind):
+        path = root / naming.blind_key_path(plan, p.id)
+        if path.is_file() and not path.is_symlink():
+            found[naming.blind_key_path(plan, p.id)] = path.read_bytes()
+    return blind_keys(plan, found)
 
 
 def generated_at() -> str:
@@ -64,11 +86,11 @@ def uncommitted(root: Path, plan: Plan, plan_path: str) -> list[str]:
 def _work_tree(study: Any, plan: Plan, *, git: bool) -> Inputs:
     from aoven_git import validation
 
-    files, links = validation.work_tree_sources(study.root, plan)
+    files, links = validation.work_tree_sources(study.root, plan, amendments=True)
     head = gitio.head_commit(study.root) if git else None
     dirty = uncommitted(study.root, plan, study.relpath(study.plan_file)) if git else None
     return Inputs(plan, files, links, None, study.root, _source(head, git=git, work_tree=True, dirty=dirty),
-                  commit=head)
+                  commit=head, blind_keys=work_tree_keys(study.root, plan))
 
 
 def _committed(study: Any, rev: str | None) -> Inputs:
@@ -100,7 +122,8 @@ def _committed(study: Any, rev: str | None) -> Inputs:
     responses = {p: d.decode("utf-8", "replace") for p, d in tree.items() if p.endswith(".md")}
     dirty = uncommitted(study.root, plan, plan_path) if rev is None else None
     inputs = Inputs(plan, files, links & set(files), responses, None,
-                    _source(commit, git=True, work_tree=False, dirty=dirty, rev=rev), commit=commit)
+                    _source(commit, git=True, work_tree=False, dirty=dirty, rev=rev), commit=commit,
+                    blind_keys=blind_keys(plan, {p: d for p, d in tree.items() if p not in links}))
     if dirty:
         shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
         inputs.blockers.append(

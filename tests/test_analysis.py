@@ -84,6 +84,7 @@ CONTRACT_KEYS = {
     "excluded_raters",
     "deviations",
     "reconciliation",
+    "blind_passes",
 }
 COMPLETE = {"ok": True, "status": "complete", "seals": [], "violations": []}
 

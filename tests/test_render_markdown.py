@@ -185,8 +185,83 @@ def audit_report() -> dict[str, Any]:
     return r
 
 
+def amendment_entry(report: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """An exploratory amendment entry as analysis writes it: D8 of B raised by 0.6."""
+    dims = copy.deepcopy(report["dimensions"])
+    d8 = next(d for d in dims if d["id"] == "D8")
+    d8.update(mean_B=1.6, mean_B_exact="8/5", delta=0.8, delta_exact="4/5")
+    kappa = copy.deepcopy(report["kappa"]["unblinded"]["D8"])
+    kappa.update(value=0.854, min=0.854)
+    entry = {
+        "id": "d8-load", "title": "Markers count toward load", "rationale": "A reader cannot skip a marker.",
+        "label": "exploratory",
+        "scope": {"dimensions": ["D8"], "conditions": ["B"], "passes": ["unblinded"],
+                  "cells": {"unblinded": 10}},
+        "verdict": "FAIL", "summary": "FAIL: D8 (Cognitive load) load rises by 0.8 (> 0.5)",
+        "reasons": ["D8 (Cognitive load) load rises by 0.8 (> 0.5)"],
+        "preregistered_verdict": report["verdict"],
+        "change": "PASS → FAIL: D8 (Cognitive load) load rises by 0.8 (> 0.5)",
+        "improvement": 0.3, "improvement_exact": "3/10", "means": {"A": 12.0, "B": 8.4},
+        "means_exact": {"A": "12", "B": "42/5"}, "counted_dimensions": list(report["counted_dimensions"]),
+        "excluded_dimensions": dict(report["excluded_dimensions"]), "dimensions": dims,
+        "kappa": {"unblinded": {"D8": kappa}}, "raters": {"unblinded": ["cto", "logician", "redteam"]},
+        "pending_raters": {"unblinded": []}, "excluded_raters": [],
+        "changed_cells": [{"cell": f"Q{i}/B/D8", "pass": "unblinded", "rater": r, "from": 1, "to": 2}
+                          for i in (2, 3, 9) for r in ("cto", "logician")],
+        "consensus_changes": [{"cell": f"Q{i}/B/D8", "pass": "unblinded", "from": 1.0, "from_exact": "1",
+                               "from_resolution": "agreed", "to": 2.0, "to_exact": "2",
+                               "to_resolution": "agreed"} for i in (2, 3, 9)],
+        "rules_changed": [{"id": "fail.load.D8", "kind": "fail",
+                           "text": "D8 (Cognitive load): mean B − mean A > 0.5",
+                           "from": "not-met", "to": "met", "value_from": 0.2, "value_from_exact": "1/5",
+                           "value_to": 0.8, "value_to_exact": "4/5", "threshold": 0.5,
+                           "threshold_exact": "1/2",
+                           "reason": "D8 (Cognitive load) load rises by 0.8 (> 0.5)"}],
+        "contested_cells": [], "not_ready": [],
+    }
+    entry.update(changes)
+    return entry
+
+
+def amended_report() -> dict[str, Any]:
+    """Two amendments (the second one NOT-READY: a rater is pending) and a blind pass not yet
+    unblinded."""
+    r = sample()
+    pending = ("required rater logician has not revealed the re-scores of amendment d7-clarity for pass "
+               "unblinded")
+    r["amendments"] = [
+        amendment_entry(r),
+        amendment_entry(r, id="d7-clarity", title="Clarity again", verdict="NOT-READY", reasons=[pending],
+                        summary=f"NOT-READY: {pending}", change=f"not ready: {pending}", improvement=None,
+                        improvement_exact=None, means={"A": None, "B": None},
+                        means_exact={"A": None, "B": None},
+                        changed_cells=[], consensus_changes=[], rules_changed=[], not_ready=[pending],
+                        pending_raters={"unblinded": ["logician"]},
+                        dimensions=[{**d, "mean_A": None, "mean_B": None, "delta": None, "mean_A_exact": None,
+                                     "mean_B_exact": None, "delta_exact": None} for d in r["dimensions"]],
+                        scope={"dimensions": ["D7"], "conditions": ["B"], "passes": ["unblinded"],
+                               "cells": {"unblinded": 10}}),
+    ]
+    r["blind_passes"] = [{"pass": "blinded", "state": "pending", "key": "tests/phase2/blind/blinded/key.json",
+                          "problem": None, "used_by_verdict": True}]
+    return r
+
+
+def evil_amended_report() -> dict[str, Any]:
+    r = evil_report()
+    r["amendments"] = [amendment_entry(r, id=EVIL, title=f"{EVIL} | `t` **b**", rationale=f"{EVIL}\nline",
+                                       changed_cells=[{"cell": f"Q1/B/D8|{EVIL}", "pass": EVIL, "rater": EVIL,
+                                                       "from": 1, "to": 2}],
+                                       not_ready=[f"{EVIL} | pending"], reasons=[EVIL])]
+    r["blind_passes"] = [{"pass": EVIL, "state": "invalid-key", "key": f"study/{EVIL}/key.json",
+                          "problem": f"3: {EVIL}", "used_by_verdict": True}]
+    return r
+
+
 VARIANTS = {
     "legacy": lambda: legacy_report(),
+    "amended": amended_report,
+    "evil_amended": evil_amended_report,
     "sample": sample,
     "not_ready": not_ready_report,
     "work_tree": work_tree_report,

@@ -280,7 +280,9 @@ def amendment_lines(document: dict[str, object]) -> list[str]:
     out = [f"\nExploratory, after amendments (the pre-registered verdict stays {document.get('verdict')}):"]
     for entry in found:
         if isinstance(entry, dict):
-            out.append(f"  {entry.get('id')} ({entry.get('title')}): {entry.get('verdict')}")
+            why = [*(entry.get("not_ready") or []), *(entry.get("reasons") or [])]
+            out.append(f"  {entry.get('id')} ({entry.get('title')}): {entry.get('verdict')}"
+                       + (f" — {why[0]}" if why else ""))
     return out
 
 

@@ -1,4 +1,5 @@
-"""`aoven-git report`: files → validation → reconciliation → seals → analysis → one rendering.
+"""`aoven-git report`: files → validation → reconciliation → seals → analysis → amendments → one
+rendering.
 
 The command only gathers inputs and picks a renderer; every number comes from analysis.py and
 every word of presentation from render/. Inside a git repository it verifies the seals of the
@@ -28,6 +29,7 @@ def build_report(
     study: Study, *, rev: str | None, round_id: str | None, bootstrap: int, seed: int,
     work_tree: bool = False,
 ) -> dict[str, Any]:
+    from aoven_git.amendments import explore
     from aoven_git.analysis import analyse
     from aoven_git.naming import classify
     from aoven_git.reconciliation import parse_reconciliation
@@ -54,8 +56,9 @@ def build_report(
         seed=seed,
         source=inputs.source,
         blockers=inputs.blockers,
+        blind_keys=inputs.blind_keys,
     )
-    return data.as_dict()
+    return explore(data, checked.amendment_sheets).as_dict()
 
 
 def load_report(path: str) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from typing import Any
 
 from aoven_git import numfmt
 from aoven_git.numfmt import DASH
-from aoven_git.render import audit, provenance
+from aoven_git.render import audit, exploratory, provenance
 from aoven_git.render.markdown import agreement_settings
-from aoven_git.render.svg import kappa_chart, means_chart, questions_chart
+from aoven_git.render.svg import amendment_chart, kappa_chart, means_chart, questions_chart
 from aoven_git.render.tables import (
     Cell,
     Table,
@@ -145,6 +145,16 @@ details { margin: 6px 0 14px; }
 details > summary { cursor: pointer; color: var(--muted); font-size: 0.9rem; }
 table.timeline { font-size: 0.82rem; width: auto; min-width: 60%; }
 table.timeline td, table.timeline th { padding: 3px 9px; }
+.pair { display: grid; grid-template-columns: repeat(auto-fit, minmax(240px, 1fr)); gap: 10px;
+        margin: 10px 0; }
+.pair .verdict { margin: 0; padding: 10px 16px; border-left-width: 6px; }
+.pair .verdict .badge { font-size: 1.1rem; }
+.tag { display: inline-block; padding: 1px 9px; border-radius: 999px; font-size: 0.75rem; font-weight: 700;
+       letter-spacing: 0.06em; text-transform: uppercase; background: var(--warn-bg); color: var(--warn);
+       border: 1px solid #c98a12; vertical-align: middle; }
+.exploratory-note { margin: 8px 0 0; padding: 8px 14px; border: 1px dashed #c98a12; border-radius: 8px;
+                    background: var(--warn-bg); }
+section.amendment { border-top: 1px dashed var(--line); margin-top: 18px; }
 footer { margin-top: 40px; color: var(--muted); font-size: 0.85rem; border-top: 1px solid var(--line);
          padding-top: 10px; }
 @media (max-width: 640px) {
@@ -369,6 +379,12 @@ def _agreement(report: Mapping[str, Any]) -> str:
     body = [f'<p class="note">{_e(agreement_settings(report))}</p>']
     for i, (pass_id, table) in enumerate(kappa_tables(report)):
         tag = " (verdict pass)" if pass_id == report.get("verdict_pass") else ""
+        blind = exploratory.blind_state(report, pass_id)
+        tag += " (blind)" if blind is not None else ""
+        if blind is not None and blind.get("state") != "unblinded":
+            body += [f"<h3>Pass {_code(pass_id)}{_e(tag)}</h3>",
+                     f'<p class="t-warn">{_e(exploratory.blind_sentence(blind))}</p>']
+            continue
         svg_id = "chart-kappa" if i == 0 else f"chart-kappa-{i + 1}"
         body += [f"<h3>Pass {_code(pass_id)}{_e(tag)}</h3>",
                  _figure(kappa_chart(report, pass_id, svg_id=svg_id),
@@ -440,7 +456,65 @@ def _blinding(report: Mapping[str, Any]) -> str:
                  f"threshold {_e(thr)}.</p>")
     else:
         first = "<p>The plan has no stripped pass; no blinding divergence was computed.</p>"
-    return first + f"\n<p>{_e(b)} scores used for the verdict: pass {_code(used or DASH)}.</p>"
+    blind = "".join(f'\n<p class="{"t-good" if e.get("state") == "unblinded" else "t-warn"}"><strong>Blind '
+                    f"pass</strong> {_code(e.get('pass') or DASH)}: {_e(exploratory.blind_sentence(e))}</p>"
+                    for e in exploratory.blind_passes(report))
+    return first + f"\n<p>{_e(b)} scores used for the verdict: pass {_code(used or DASH)}.</p>" + blind
+
+
+def _exploratory_note(report: Mapping[str, Any]) -> str:
+    """One line under the verdict: the amendments' exploratory verdicts, linked to their section."""
+    entries = exploratory.amendments(report)
+    if not entries:
+        return ""
+    shown = "; ".join(f"{_code(e.get('id'))} <strong>{_e(e.get('verdict') or DASH)}</strong>"
+                      for e in entries)
+    return (f'<p class="exploratory-note"><span class="tag">exploratory</span> After amendments: {shown}. '
+            f"The pre-registered verdict stays <strong>{_e(report.get('verdict') or DASH)}</strong> "
+            '(see <a href="#amendments">Amendments</a>).</p>')
+
+
+def _verdict_card(verdict: Any, label: str, text: str) -> str:
+    name = str(verdict or "UNKNOWN")
+    return (f'<div class="verdict v-{VERDICT_CLASS.get(name, "grey")}"><span class="label">{_e(label)}</span>'
+            f'<span class="badge">{_e(name)}</span><p class="summary">{_e(text)}</p></div>')
+
+
+def _amendments(report: Mapping[str, Any]) -> str:
+    body = [f'<p class="note">{_e(exploratory.INTRO)}</p>']
+    for i, entry in enumerate(exploratory.amendments(report)):
+        body.append(_amendment(report, entry, f"chart-amendment-{i + 1}"))
+    return "\n".join(body)
+
+
+def _amendment(report: Mapping[str, Any], entry: Mapping[str, Any], svg_id: str) -> str:
+    """One amendment: label and scope, both verdicts side by side, what keeps it NOT-READY, the
+    means chart, then the rules, κ, re-scores and cell scores that moved."""
+    ident = str(entry.get("id") or DASH)
+    reasons = [str(r) for r in entry.get("reasons") or [] if r] or [str(entry.get("summary") or "")]
+    pre = _verdict_card(report.get("verdict"), "pre-registered", str(report.get("summary") or ""))
+    out = [f'<section class="amendment" id="amendment-{_e(ident)}">',
+           f'<h3><span class="tag">exploratory</span> {_code(ident)}: {_e(entry.get("title") or "")}</h3>',
+           f'<p class="note">{_e(exploratory.scope_text(entry, report))}</p>',
+           f'<div class="pair">{pre}{_verdict_card(entry.get("verdict"), "exploratory", reasons[0])}</div>']
+    if entry.get("rationale"):
+        out.append(f"<p><strong>Rationale:</strong> {_e(entry['rationale'])}</p>")
+    if exploratory.not_ready_lines(entry):
+        out.append("<p><strong>Not ready because:</strong></p>" + _list(exploratory.not_ready_lines(entry)))
+    out.append(_table(exploratory.comparison_table(report, entry), "comparison"))
+    a, b = labels(report)
+    out.append(_figure(amendment_chart(report, entry, svg_id=svg_id),
+                       f"Mean score per dimension, {a} and {b}: pre-registered (faded) and with {ident} "
+                       "(solid); amended dimensions on an amber band, ▼ where cells moved."))
+    for table, title in ((exploratory.rules_table(entry), "Rules whose outcome moved"),
+                         (exploratory.kappa_table(report, entry), "Agreement on the amended dimensions"),
+                         (exploratory.changed_cells_table(entry), exploratory.CHANGED_CELLS),
+                         (exploratory.consensus_table(entry), exploratory.CONSENSUS_CHANGES)):
+        if table.rows:
+            n = len(table.rows)
+            out += [f"<h4>{_e(title)} ({n})</h4>", _fold(f"{title} ({n})", _table(table, "amendment"), n)]
+    out.append("</section>")
+    return "\n".join(out)
 
 
 _SEAL_CLASS = {"complete": "s-good", "pending": "s-warn", "violated": "s-bad", "not-verified": "s-grey",
@@ -502,12 +576,15 @@ SECTIONS = (
     ("rules", "Rules", _rules), ("deviations", "Deviations from the published defaults", _deviations),
     ("means", "Means per dimension", _means), ("raters", "Raters", _raters),
     ("agreement", "Agreement (weighted κ)", _agreement), ("cells", "Flagged and contested cells", _cells),
-    ("reconciliation", "Reconciliation", _reconciliation), ("self-bias", "Self-bias", _self_bias),
+    ("reconciliation", "Reconciliation", _reconciliation),
+    ("amendments", "Amendments (exploratory)", _amendments), ("self-bias", "Self-bias", _self_bias),
     ("blinding", "Blinding", _blinding), ("seals", "Seals", _seals),
     ("validation", "Validation", _validation), ("questions", "Questions", _questions),
 )
 #: sections shown only when the document has their key (older documents have no such section)
 OPTIONAL = {"deviations": "deviations", "reconciliation": "reconciliation"}
+#: sections shown only when their key lists something (a plan without amendments has no section)
+NONEMPTY = {"amendments"}
 TOC_NAMES = {"deviations": "Deviations"}
 
 
@@ -565,10 +642,11 @@ def _banner(report: Mapping[str, Any]) -> str:
 def render_html(report: Mapping[str, Any]) -> str:
     """The report as one self-contained HTML page (no network, no scripts)."""
     shown = [(sid, name, section) for sid, name, section in SECTIONS
-             if sid not in OPTIONAL or report.get(OPTIONAL[sid]) is not None]
+             if (sid not in OPTIONAL or report.get(OPTIONAL[sid]) is not None)
+             and (sid not in NONEMPTY or report.get(sid))]
     toc = "".join(f'<a href="#{sid}">{_e(TOC_NAMES.get(sid, name.split(" (")[0]))}</a>'
                   for sid, name, _ in shown)
-    body = [_header(report), _verdict_block(report), _figures(report),
+    body = [_header(report), _verdict_block(report), _exploratory_note(report), _figures(report),
             f'<nav class="toc" aria-label="Contents">{toc}</nav>']
     for sid, name, section in shown:
         body.append(f'<section id="{sid}"><h2>{_e(name)}</h2>\n{section(report)}\n</section>')

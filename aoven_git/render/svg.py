@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from aoven_git import numfmt
+from aoven_git.render.exploratory import means_rows
 from aoven_git.render.tables import labels, pair_names
 
-__all__ = ["kappa_chart", "means_chart", "questions_chart"]
+__all__ = ["amendment_chart", "kappa_chart", "means_chart", "questions_chart"]
 
 COLOR_A = "#d08a00"  # Okabe-Ito orange, darkened for contrast on white
 COLOR_B = "#0072b2"  # Okabe-Ito blue
@@ -375,5 +376,93 @@ def kappa_chart(report: Mapping[str, Any], pass_id: str, *, svg_id: str = "chart
         out.append(_kappa_status(frame, k, cy, gates))
     if threshold is not None:
         out.append(_threshold_line(frame, threshold))
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- amendments
+
+AMENDED_BAND = "#fff3dc"
+
+
+def _amended_bars(plot: _Plot, row: Mapping[str, Any], x: float, bw: float, a: str, b: str) -> list[str]:
+    """The four bars of one dimension: A and B, each pre-registered (faded) then exploratory
+    (solid), a mark over a solid bar whose condition has cells that moved."""
+    out = []
+    for j, (cond, color) in enumerate(((a, COLOR_A), (b, COLOR_B))):
+        moved = [c for c in row["moved"] if c.split("/")[1:2] == [cond]]
+        for k, (key, label) in enumerate((("pre", "pre-registered"), ("new", "exploratory"))):
+            v = _num(row[key][cond])
+            x0 = x + (2 * j + k) * bw + j * 6
+            if v is None:
+                out.append(f'<text class="tick" x="{_f(x0 + bw / 2)}" y="{_f(plot.y(0) - 4)}" '
+                           f'text-anchor="middle">—</text>')
+                continue
+            style = ' fill-opacity="0.3" stroke-dasharray="3 2"' if key == "pre" else ""
+            out.append(f'<rect class="bar bar-{key} bar-{_e(cond)}" x="{_f(x0)}" y="{_f(plot.y(v))}" '
+                       f'width="{_f(bw - 1)}" height="{_f(max(plot.y(0) - plot.y(v), 0.0))}" fill="{color}" '
+                       f'stroke="{color}"{style}><title>{_e(row["id"])} {_e(cond)}, {label}: '
+                       f"{_e(numfmt.mean(v))}</title></rect>")
+            if key == "new":
+                out.append(f'<text class="value" x="{_f(x0 + bw / 2)}" y="{_f(plot.y(v) - 4)}" '
+                           f'text-anchor="middle">{_e(numfmt.mean(v))}</text>')
+            if key == "new" and moved:
+                cy = plot.y(v) - 17
+                what = f"{row['id']} {cond}: {len(moved)} cell{'s' if len(moved) != 1 else ''} moved"
+                out.append(f'<path class="moved-mark" d="M{_f(x0 + bw / 2)} {_f(cy + 5)}l-4.5 -7h9z" '
+                           f'fill="{WARN}"><title>{_e(what)} ({_e(", ".join(moved))})</title></path>')
+    return out
+
+
+def _amended_group(plot: _Plot, row: Mapping[str, Any], i: int, gw: float, a: str, b: str) -> list[str]:
+    bw = min(16.0, gw * 0.19)
+    cx = plot.left + gw * (i + 0.5)
+    out = []
+    if row["amended"]:
+        out.append(f'<rect class="amended-band" x="{_f(plot.left + gw * i + 2)}" y="{_f(plot.top_margin)}" '
+                   f'width="{_f(gw - 4)}" height="{_f(plot.height)}" fill="{AMENDED_BAND}"/>')
+    out += _amended_bars(plot, row, cx - 2 * bw - 3, bw, a, b)
+    base = plot.top_margin + plot.height
+    out.append(f'<text class="cat" x="{_f(cx)}" y="{_f(base + 18)}" text-anchor="middle">'
+               f'{_e(row["id"])}</text>')
+    n = len(row["moved"])
+    sub = f"✎ {n} cell{'s' if n != 1 else ''} moved" if n else ("amended" if row["amended"] else
+                                                               ("" if row["counted"] else "excluded"))
+    if sub:
+        color = WARN if row["amended"] else BAD
+        out.append(f'<text class="sub" x="{_f(cx)}" y="{_f(base + 34)}" text-anchor="middle" '
+                   f'fill="{color}">{_e(sub)}</text>')
+    return out
+
+
+def amendment_chart(report: Mapping[str, Any], entry: Mapping[str, Any], *, svg_id: str) -> str:
+    """Mean score per dimension, pre-registered (faded) against the amendment's exploratory
+    layer (solid), for both conditions; amended dimensions on a band, moved cells marked."""
+    a, b = labels(report)
+    rows = means_rows(report, entry)
+    width, height = 760, 340
+    ml, mr, mt, mb = 56, 12, 44, 62
+    values = [v for r in rows for side in ("pre", "new") for v in (_num(r[side][a]), _num(r[side][b]))
+              if v is not None]
+    top, step = _nice_max(max(values, default=0.0) * 1.15)  # headroom for labels and marks
+    plot = _Plot(ml, mt, width - ml - mr, height - mt - mb, top)
+    gw = plot.width / max(len(rows), 1)
+    moved = sum(len(r["moved"]) for r in rows)
+    label = (f"Amendment {entry.get('id')}: mean score per dimension, {a} and {b}, pre-registered (faded) "
+             f"and exploratory (solid), lower is better; {moved} cell{'s' if moved != 1 else ''} moved.")
+    out = _open(svg_id, "chart-amendment", width, height, label)
+    lx = 56.0
+    for color, text, faded in ((COLOR_A, f"{a} (baseline)", False), (COLOR_B, f"{b} (treatment)", False),
+                               (MUTED, "faded: pre-registered", True)):
+        svg, lx = _legend_swatch(lx, 18, color, text, faded=faded)
+        out.append(svg)
+    out.append(f'<rect x="{_f(lx)}" y="9" width="12" height="12" fill="{AMENDED_BAND}" stroke="{WARN}"/>'
+               f'<text class="legend" x="{_f(lx + 17)}" y="19">amended; ▼ cells moved</text>')
+    out += _bar_axis(plot, step, "mean score (lower is better)")
+    for i, row in enumerate(rows):
+        out += _amended_group(plot, row, i, gw, a, b)
+    y0 = _f(plot.y(0))
+    out.append(f'<line class="axis" x1="{ml}" x2="{_f(ml + plot.width)}" y1="{y0}" y2="{y0}" '
+               f'stroke="{INK}"/>')
     out.append("</svg>")
     return "\n".join(out)

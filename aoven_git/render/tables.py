@@ -496,14 +496,24 @@ def self_bias_table(report: Mapping[str, Any]) -> Table:
 
 
 def violations_table(report: Mapping[str, Any]) -> Table:
-    """Every violation; when some rater is excluded, a column says which violations exclude an
-    optional rater and which block the verdict."""
+    """Every violation; when some rater is excluded or a violation lies in an amendment, a column
+    says what each one does: exclude an optional rater, block the verdict, or block (or exclude a
+    rater from) one amendment only."""
     seals = report.get("seals") or {}
+    found = [v for v in seals.get("violations") or [] if isinstance(v, Mapping)]
     excluded = excluded_ids(report)
+    scoped = {str(e.get("id")): {str(r.get("rater")) for r in e.get("excluded_raters") or []}
+              for e in report.get("amendments") or [] if isinstance(e, Mapping)}
+    shown = bool(excluded) or any(v.get("amendment") for v in found)
 
     def effect(v: Mapping[str, Any]) -> tuple[Cell, ...]:
-        if not excluded:
+        amendment = v.get("amendment")
+        if not shown:
             return ()
+        if amendment and v.get("rater") in scoped.get(str(amendment), ()):
+            return (Cell(f"excludes {v.get('rater')} from amendment {amendment}", tone="warn"),)
+        if amendment:
+            return (Cell(f"blocks amendment {amendment} only", tone="warn"),)
         if v.get("rater") in excluded:
             return (Cell(f"excludes {v.get('rater')}", tone="warn"),)
         return (Cell("blocks the verdict", tone="bad"),)
@@ -512,9 +522,9 @@ def violations_table(report: Mapping[str, Any]) -> Table:
         (_c(v.get("code"), code=True), _c(v.get("rater"), code=v.get("rater") is not None),
          _c(short_commit(v.get("commit")) or None, code=bool(v.get("commit"))), _c(v.get("message")),
          *effect(v))
-        for v in seals.get("violations") or [] if isinstance(v, Mapping)
+        for v in found
     )
-    return Table(("code", "rater", "commit", "message", *(("effect",) if excluded else ())), rows)
+    return Table(("code", "rater", "commit", "message", *(("effect",) if shown else ())), rows)
 
 
 def validation_table(report: Mapping[str, Any]) -> Table:
