@@ -30,6 +30,7 @@ from aoven_git.analysis import (
     PassAgreement,
     PassData,
     ReportData,
+    decide_round,
     dimension_means,
     exact_str,
     full,
@@ -40,7 +41,7 @@ from aoven_git.analysis import (
 from aoven_git.attribution import CellConsensus, cell_consensus
 from aoven_git.model import Amendment, CellKey, Plan, Reconciliation, ScoreSheet
 from aoven_git.readiness import invalid_file
-from aoven_git.verdict import CellResolution, Verdict, blinding_pass, decide
+from aoven_git.verdict import CellResolution, Verdict
 
 LABEL = "exploratory"
 
@@ -88,17 +89,7 @@ def amend(parts: Parts, before: Layer, a: Amendment, sheets: Sequence[ScoreSheet
     resolutions = resolve(plan, passes, consensus)
     agreement = agree(parts, passes, scope, before.agreement)
     blockers = tuple(dict.fromkeys([*problems, *parts.ready.amendments.get(a.id, []), *before.blockers]))
-    primary, stripped = plan.primary_pass, blinding_pass(plan)
-    verdict = decide(
-        plan,
-        primary=resolutions[primary.id],
-        blinded=resolutions[stripped.id] if stripped else None,
-        counted_dims=agreement[primary.id].counted,
-        excluded=agreement[primary.id].excluded,
-        round_id=parts.round_id,
-        blockers=blockers,
-        previous_verdicts=parts.previous,
-    )
+    verdict = decide_round(plan, resolutions, agreement, parts.round_id, blockers, parts.previous)
     layer = Layer(passes, consensus, resolutions, agreement, verdict, blockers)
     change = Change(scope, found, changed, excluded)
     return layer, amendment_entry(parts, a, before, layer, change)

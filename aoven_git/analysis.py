@@ -341,17 +341,7 @@ def analyse(
                       problems=[*blockers, *problems, *pending_blockers(plan, passes, blind)])
     consensus = pass_consensus(plan, passes, reconciliations, round_id)
     resolutions = resolve(plan, passes, consensus)
-    primary, stripped = plan.primary_pass, blinding_pass(plan)
-    verdict = decide(
-        plan,
-        primary=resolutions[primary.id],
-        blinded=resolutions[stripped.id] if stripped else None,
-        counted_dims=kappas[primary.id].counted,
-        excluded=kappas[primary.id].excluded,
-        round_id=round_id,
-        blockers=ready.blockers,
-        previous_verdicts=known,
-    )
+    verdict = decide_round(plan, resolutions, kappas, round_id, ready.blockers, known)
     parts = Parts(plan, round_id, passes, kappas, ready, resolutions, verdict, bootstrap, seed, method,
                    dict(source or {}), excluded, consensus, attribution_note(seals, source),
                    [dict(u) for u in (seals or {}).get("unattributed_rows", []) or []],
@@ -374,6 +364,24 @@ def _earlier_verdicts(
 
 
 # --------------------------------------------------------------------------- 6. document
+
+
+def decide_round(plan: Plan, resolutions: Mapping[str, Mapping[CellKey, CellResolution]],
+                 kappas: Mapping[str, PassAgreement], round_id: str, blockers: Sequence[str],
+                 previous: Mapping[str, Verdict]) -> Verdict:
+    """Steps 2–7 of the verdict over resolved cells, with the dimensions the primary pass's κ gate
+    counts: one call for the study and for each amendment (`amendments.py`)."""
+    primary, stripped = plan.primary_pass, blinding_pass(plan)
+    return decide(
+        plan,
+        primary=resolutions[primary.id],
+        blinded=resolutions[stripped.id] if stripped else None,
+        counted_dims=kappas[primary.id].counted,
+        excluded=kappas[primary.id].excluded,
+        round_id=round_id,
+        blockers=blockers,
+        previous_verdicts=previous,
+    )
 
 
 @dataclass(frozen=True)

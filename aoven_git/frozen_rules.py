@@ -206,7 +206,8 @@ def amendment_changed_after_seal(led: Ledger) -> Iterator[Found]:
         for i, what in first_failures(led, committed, change):
             yield _v(led, i, "plan-changed-after-seal", None,
                      f"amendment {amendment} was {what} after its first files were committed "
-                     f"({led.short(points[0])}); append a new amendment instead", led.plan_path)
+                     f"({led.short(points[0])}); append a new amendment instead", led.plan_path,
+                     amendment=amendment)
 
 
 def responses_changed_after_seal(led: Ledger) -> Iterator[Found]:

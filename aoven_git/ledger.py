@@ -149,9 +149,9 @@ Found = tuple[int, Violation]
 
 
 def found(led: Ledger, node: int, code: str, rater: str | None, message: str,
-          path: str | None = None) -> Found:
+          path: str | None = None, amendment: str | None = None) -> Found:
     """A violation at `node`, carrying that commit's id."""
-    return node, Violation(code, rater, led.nodes[node].sha, message, path)
+    return node, Violation(code, rater, led.nodes[node].sha, message, path, amendment)
 
 
 # --------------------------------------------------------------------------- roles

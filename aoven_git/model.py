@@ -440,12 +440,15 @@ class Violation:
     commit: str | None
     message: str
     path: str | None = None
+    #: the amendment whose scope the violation is in (its files, or its frozen plan entry)
+    amendment: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "code": self.code,
             "rater": self.rater,
             "commit": self.commit,
             "message": self.message,
             "path": self.path,
         }
+        return {**out, "amendment": self.amendment} if self.amendment else out

@@ -47,13 +47,10 @@ def amendment_of(path: Any, folders: Mapping[str, str]) -> str | None:
 
 
 def _violation_scope(v: Mapping[str, Any], folders: Mapping[str, str]) -> str | None:
-    """The amendment a violation concerns: its file lies in the amendment's folder, or it is the
-    frozen plan entry of that amendment that changed (verify-seal names it first)."""
-    found = amendment_of(v.get("path"), folders)
-    if found is None and v.get("code") == "plan-changed-after-seal":
-        message = str(v.get("message") or "")
-        found = next((a for a in folders if message.startswith(f"amendment {a} ")), None)
-    return found
+    """The amendment a violation concerns: the one verify-seal names (its frozen plan entry
+    changed), or the one whose folder holds the violation's file."""
+    named = v.get("amendment")
+    return str(named) if named else amendment_of(v.get("path"), folders)
 
 
 def invalid_file(path: str, errors: int) -> str:

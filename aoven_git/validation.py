@@ -210,6 +210,7 @@ def _check_reconciliation(
         rec.round_id,
         len({row.key for row in rec.rows}),
         tuple(findings),
+        amendment=amendment,
     )
 
 

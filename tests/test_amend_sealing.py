@@ -197,6 +197,7 @@ def test_editing_an_amendment_after_its_files_are_sealed_is_caught(
     assert code == 1
     assert codes(data) == [("plan-changed-after-seal", None)]
     assert data["violations"][0]["commit"] == edit and "d2-ruling" in data["violations"][0]["message"]
+    assert data["violations"][0]["amendment"] == "d2-ruling"  # the report blocks that amendment only
 
 
 def test_the_hook_refuses_an_amendment_reveal_before_everyone_sealed(

@@ -179,6 +179,7 @@ def test_seal_violations_in_an_amendment_block_only_it(plan: Plan) -> None:
         {"code": "visible-at-seal", "rater": "logician", "commit": "c" * 40, "message": "saw cto's re-scores",
          "path": "tests/phase2/amendments/a2/seals/scores_logician.sha256"},
         {"code": "plan-changed-after-seal", "rater": None, "commit": "d" * 40, "path": "aoven.yaml",
+         "amendment": "a1",
          "message": "amendment a1 was edited after its first files were committed (dddddddddd); append a new "
                     "amendment instead"}]}
     doc = run(plan, amended, seals=seals)

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 import pytest
 
-from aoven_git import seal_rules
+from aoven_git import blind_corpus, seal_rules
 from aoven_git.cli import cli
 from tests.conftest import ROOT
 
@@ -86,7 +86,8 @@ def test_commands_md_documents_every_command_and_option() -> None:
 
 
 def test_sealing_md_explains_every_violation_code() -> None:
-    codes = set(re.findall(r"^([a-z]+(?:-[a-z]+)+) {2,}", seal_rules.__doc__ or "", flags=re.M))
-    assert {"visible-at-seal", "copied-seal", "stray-scores"} <= codes
+    tables = (seal_rules.__doc__ or "") + (blind_corpus.__doc__ or "")
+    codes = set(re.findall(r"^([a-z]+(?:-[a-z]+)+) {2,}", tables, flags=re.M))
+    assert {"visible-at-seal", "copied-seal", "stray-scores", "blind-mismatch"} <= codes
     text = (ROOT / "docs" / "sealing.md").read_text(encoding="utf-8")
     assert sorted(c for c in codes if f"`{c}`" not in text) == []
