@@ -1,5 +1,5 @@
-"""Attributed consensus: every reconciliation row must be its rater's own (docs/design.md,
-"Attributed consensus"). Pure: the caller reads history (blame, authors, signatures).
+"""Attributed consensus: every reconciliation row must be its rater's own (docs/sealing.md,
+"Attributed consensus"). Pure: the caller reads history (statements, authors, signatures).
 
 A consensus replaces the raters' scores for its cell, so whoever writes it can move the verdict.
 The tool therefore never takes a row's word for whose statement it is: a row counts only when its

@@ -1,4 +1,4 @@
-"""Every call into git lives here (docs/design.md, "Git access").
+"""Every call into git lives here (docs/design.md, "Plain git for history").
 
 Two tools, each where it serves:
 

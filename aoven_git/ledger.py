@@ -1,4 +1,4 @@
-"""The study's history as the sealing rules read it (docs/sealing.md, "The ledger").
+"""The study's history as the sealing rules read it (docs/sealing.md, "How history is read").
 
 Built once from the history model (`history.History`) and the plan, then read by every rule of
 `seal_rules`: what each path is (`Role`), what each commit changed (origin events), each sheet's

@@ -291,7 +291,7 @@ class Cell:
 @dataclass(frozen=True)
 class SheetId:
     """Whose scores, of which pass and round; `amendment` is set for the re-scores of a post-hoc
-    amendment (docs/design.md, "Amendments"), which are sheets of their own."""
+    amendment (docs/amendments.md), which are sheets of their own."""
 
     rater: str
     pass_id: str
@@ -397,7 +397,7 @@ class ReconciliationRow:
     """One rater's own statement about a cell: their justification and the value THEY accept
     (`consensus`: an integer, `contested`, or None when the row states none). `attributed` is set
     from history: True when the line was last written by a commit of that rater, False when by
-    someone else (the row is then ignored), None when it was not checked (docs/design.md,
+    someone else (the row is then ignored), None when it was not checked (docs/sealing.md,
     "Attributed consensus")."""
 
     key: CellKey

@@ -1,5 +1,5 @@
 """What a path of the repository is to the study: score file, seal, reconciliation, stray copy of
-scores, response — and whose (docs/score-files.md, "Naming"; docs/sealing.md, "Copies").
+scores, response — and whose (docs/score-files.md, "Naming"; docs/sealing.md, "Violations").
 
 File names carry identity (`scores_<rater>[_<round>][_<pass>].md`). Ids may contain `_` or `-`, so a
 name is never split on `_`: it is matched against every combination of ids the plan knows, and only

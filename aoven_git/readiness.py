@@ -174,7 +174,7 @@ def attribution_note(seals: Mapping[str, Any] | None, source: Mapping[str, Any] 
 
 
 def attributed(rec: Reconciliation, seals: Mapping[str, Any] | None) -> Reconciliation:
-    """`rec` with each row marked from verify-seal's blame of the same revision (rows it did not
+    """`rec` with each row marked from verify-seal's attribution at the same revision (rows it did not
     see — a file it did not read — count as unattributed)."""
     if seals is None:
         return rec

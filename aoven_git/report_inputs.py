@@ -36,7 +36,7 @@ class Inputs:
     root: Path | None
     source: dict[str, Any]
     blockers: list[str] = field(default_factory=list)
-    commit: str | None = None  # the revision whose history is verified and whose blame attributes
+    commit: str | None = None  # the revision whose history verifies the seals and attributes the rows
     blind_keys: dict[str, bytes] = field(default_factory=dict)  # blind pass -> its key's bytes
 
 

@@ -1,5 +1,5 @@
 """verify-seal's report: the seals, reveals, timeline and pending sheets of a judged history, and
-the two entry points that run the rules (docs/sealing.md, "What verify-seal reports").
+the two entry points that run the rules (docs/sealing.md, "Violations").
 
 `check` judges a whole history (verify-seal, the report); `check_staged` judges the one commit the
 pre-commit hook is asked to allow, with the same rules plus `unsealed_readers`.

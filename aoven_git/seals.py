@@ -1,4 +1,4 @@
-"""The digest seal file and the commit trailers of seal and reveal (docs/sealing.md, "Seal files").
+"""The digest seal file and the commit trailers of seal and reveal (docs/sealing.md, "The two ways to seal").
 
 A seal file is auditable with coreutils (``cd <study_dir> && sha256sum -c seals/<stem>.sha256``
 skips ``#`` lines)::

@@ -91,3 +91,28 @@ def test_sealing_md_explains_every_violation_code() -> None:
     assert {"visible-at-seal", "copied-seal", "stray-scores", "blind-mismatch"} <= codes
     text = (ROOT / "docs" / "sealing.md").read_text(encoding="utf-8")
     assert sorted(c for c in codes if f"`{c}`" not in text) == []
+
+
+CITATION = re.compile(r'(docs/[a-z-]+\.md)(?:,\s+"([^"]+)")?')
+
+
+def _sections(doc: Path) -> list[str]:
+    """What a citation may name: a heading, or a bold lead-in (`**Re-test rounds**`)."""
+    text = doc.read_text(encoding="utf-8")
+    heads = re.findall(r"^#{1,6} (.+)$", text, flags=re.M)
+    bold = re.findall(r"\*\*([^*]+)\*\*", text)
+    return [h.strip().strip("`").lower() for h in heads + bold]
+
+
+def test_every_docs_citation_in_the_code_names_an_existing_section() -> None:
+    broken = []
+    sources = [*(ROOT / "aoven_git").rglob("*.py"), *(ROOT / "aoven_git").rglob("*.yml"),
+               *(ROOT / "schemas").glob("*.json")]
+    for src in sources:
+        for doc, wrapped in CITATION.findall(src.read_text(encoding="utf-8")):
+            target, section = ROOT / doc, " ".join(wrapped.split())
+            if not target.exists():
+                broken.append(f"{src.name}: {doc}")
+            elif section and not any(section.lower().strip("`") in s for s in _sections(target)):
+                broken.append(f"{src.name}: {doc}, {section!r}")
+    assert broken == []

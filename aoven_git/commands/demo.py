@@ -235,7 +235,7 @@ def replay_study(root: Path, *, tamper: bool) -> Replay:
 
 def reconcile_as(replay: Replay, rater: str) -> None:
     """The rater appends their own rows of the example's reconciliation files and commits them
-    themselves: a row counts only when its rater wrote it (docs/design.md, "Attributed consensus")."""
+    themselves: a row counts only when its rater wrote it (docs/sealing.md, "Attributed consensus")."""
     plan, root = replay.plan, replay.root
     changed = []
     for source in sorted(EXAMPLE.glob("reconciliation*.md")):

@@ -7,7 +7,7 @@ need a quoted justification from every rater and a consensus in the reconciliati
 `--write --rater R` creates the reconciliation file, or extends its (last) reconciliation table,
 with one row per flagged cell R scored that has no row of R's yet; justification and consensus
 are left empty for R to fill in. Every row is its rater's own statement, attributed from history
-(docs/design.md, "Attributed consensus"), so each rater writes and commits only their own rows;
+(docs/sealing.md, "Attributed consensus"), so each rater writes and commits only their own rows;
 without --rater the rater is the one whose e-mail is the git identity. Rows already there are
 never touched and every other byte is preserved, so running it again changes nothing. With no
 flagged cell nothing is created.
