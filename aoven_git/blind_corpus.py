@@ -6,7 +6,8 @@ corpus under `<study_dir>/blind/<pass>/`, and the key, read from a commit or the
 also says what verify-seal must add for a blind pass once its key is committed
 (`corpus_violations`): the corpus must be exactly the normalised sources the key names.
 
-Violation codes of `corpus_violations` (the `blinding.check_corpus` codes, plus one):
+Violation codes of `corpus_violations` (the `blinding.check_corpus` codes, plus one) and of
+`key_copy_violations`:
 
 ==================== ===================================================================
 code                 meaning
@@ -18,6 +19,9 @@ blind-extra-file     a file under `blind/<pass>/` has no key entry
 blind-missing-item   a (question, condition) of the pass has no key entry
 blind-unknown-item   a key entry names a (question, condition) that is not in the pass
 blind-key-invalid    the committed key cannot be read (not the canonical key of this pass)
+blind-key-leak       an exact copy of the committed key outside the study's files, in a
+                     commit a seal of an overlapping pass does not precede
+                     (`key_copy_violations`)
 ==================== ===================================================================
 """
 
@@ -30,11 +34,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoven_git import naming
-from aoven_git.model import Cell, CellKey, Plan, ScoreSheet, Violation
+from aoven_git.model import Cell, CellKey, Plan, ScoreSheet, SheetId, Violation
 from aoven_git.score_ids import BLIND_CONDITION
 
 if TYPE_CHECKING:
     from aoven_git.blinding import BlindKey, Item, Problem
+    from aoven_git.ledger import Ledger
 
 __all__ = [
     "SourceRef",
@@ -42,6 +47,7 @@ __all__ = [
     "corpus_ids",
     "corpus_violations",
     "items_of",
+    "key_copy_violations",
     "read_at",
     "source_refs",
     "unblind_sheet",
@@ -225,6 +231,43 @@ def corpus_violations(root: Path, plan: Plan, commit: str) -> list[Violation]:
         if p.blind:
             out += _pass_violations(root, plan, p.id, commit)
     return out
+
+
+def key_copy_violations(root: Path, plan: Plan, commit: str, led: Ledger) -> list[Violation]:
+    """`blind-key-leak`: a copy of a committed blind key's exact bytes outside the files the
+    history model reads (`ledger.tracked`; inside them a copy is the key's plaintext already,
+    found by its nonce or shape), in a commit some seal of an overlapping pass does not precede:
+    that rater could have read every item's condition. Two git calls per unblinded pass, one
+    `git rev-list` per such copy."""
+    from aoven_git import gitio
+    from aoven_git.ledger import tracked
+
+    out: list[Violation] = []
+    for p in (p for p in plan.passes if p.blind):
+        key = gitio.blob_id(root, commit, naming.blind_key_path(plan, p.id))
+        if key is None:
+            continue
+        for sha, path in gitio.object_writes(root, commit, key):
+            if tracked(plan, led.plan_path, path):
+                continue
+            seen = gitio.ancestors(root, sha)
+            for sid in _unproven_seals(led, p.id, seen - {sha}):
+                out.append(Violation(
+                    "blind-key-leak", sid.rater, sha,
+                    f"{path} holds the exact bytes of pass {p.id}'s key, committed in {sha[:10]}, which "
+                    f"{sid.rater}'s seal of {sid.pass_id}/{sid.round_id} does not precede: the key names "
+                    "every item's condition", path, sid.amendment))
+    return out
+
+
+def _unproven_seals(led: Ledger, pass_id: str, before: set[str]) -> list[SheetId]:
+    """The sheets of passes overlapping `pass_id` with a seal (every parallel seal group) that is
+    not among the commits `before`."""
+    from aoven_git.seal_rules import overlap
+
+    return [sid for sid, rec in sorted(led.sheets.items(), key=lambda x: str(x[0]))
+            if sid.amendment is None and overlap(led.plan, sid.pass_id, pass_id)
+            and not all(any(led.nodes[q].sha in before for q in group) for group in rec.groups())]
 
 
 # --------------------------------------------------------------------------- mapping cells back

@@ -1,6 +1,7 @@
 """The sealing rules about what the first seal freezes (docs/sealing.md, "The plan as of the first
 seal"): the plan's locked keys, raters and security settings, each amendment entry once its files are
-committed, the responses raters scored, and a blind pass's key. Pure: no git, no I/O. `seal_rules.RULES`
+committed, the responses raters scored, and a blind pass's key; and what the blinding commit
+freezes: the blind corpus and its key digest. Pure: no git, no I/O. `seal_rules.RULES`
 lists them with the other rules.
 
 Raters score a plan and a set of texts; a verdict is only pre-registered if neither moves after the
@@ -15,8 +16,8 @@ plan-changed-after-seal  a frozen plan key changed (`plan_changed_after_seal`); 
                          a scored response changed (`responses_changed_after_seal`)
 digest-mismatch          a blind key that is not the bytes its digest sealed (`blind_key`)
 corrupt-seal             a malformed blind key digest (`blind_key`)
-modified-after-seal      a blind key digest changed (`blind_key`)
-deleted-after-seal       a blind key digest removed (`blind_key`)
+blind-corpus-changed     a blind pass's corpus or key digest changed after its blinding commit
+                         (`blind_corpus_changed`)
 ======================== ==================================================================
 """
 
@@ -148,17 +149,11 @@ def _key_problems(led: Ledger, node: int, key: str, seal: str) -> Iterator[tuple
 
 
 def blind_key(led: Ledger) -> Iterator[Found]:
-    """A blind pass's key must be the bytes its digest sealed, and the digest never changes."""
+    """A blind pass's key must be the bytes its digest sealed (that the digest never changes is
+    `blind_corpus_changed`)."""
     from aoven_git import naming
 
     for path, role in led.roles.items():
-        if role.kind == "blind-key-seal":
-            first = next(led.origins(path, "add"), None)
-            for i in led.origins(path, "modify", "delete"):
-                if first is not None and led.before(first, i):
-                    what = "deleted" if led.events[i][path] == "delete" else "modified"
-                    yield _v(led, i, f"{what}-after-seal", None,
-                             f"the blind key digest {path} was {what}", path)
         if role.kind != "blind-key" or role.sheet is None:
             continue
         seal = naming.blind_key_seal_path(led.plan, role.sheet.pass_id)
@@ -229,3 +224,43 @@ def responses_changed_after_seal(led: Ledger) -> Iterator[Found]:
                  f"response(s) {', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''} changed "
                  f"after the first seal ({led.short(first)}): raters scored the texts committed with it; "
                  "restore them", paths[0])
+
+
+def _blinding_of(led: Ledger, node: int, folder: str, seal: str, key: str) -> dict[str, str]:
+    """What a blinding commit fixes, as of `node`: every file under the pass's folder but the key
+    (committed later, by `unblind`), and the key's digest; path -> blob."""
+    return {p: e.blob for p, e in led.nodes[node].state.items()
+            if p == seal or (p.startswith(folder) and p != key)}
+
+
+def blind_corpus_changed(led: Ledger) -> Iterator[Found]:
+    """A blind pass is blinded once (docs/blinding.md, "What verify-seal proves"): from each commit
+    that adds its key digest on, the corpus and the digest stay exactly as that commit made them.
+    Compared as states, not diffs, so an edit undone before the unblinding (raters saw it), or a
+    second blinding on a branch from before the first and merged later, is still a change."""
+    from aoven_git import naming
+
+    for p in (p for p in led.plan.passes if p.blind):
+        seal = naming.blind_key_seal_path(led.plan, p.id)
+        for blinding in ledger_mod.minimal(led.origins(seal, "add"), led.hist):
+            yield from _blinding_changes(led, p.id, blinding)
+
+
+def _blinding_changes(led: Ledger, pass_id: str, blinding: int) -> Iterator[Found]:
+    from aoven_git import naming
+
+    folder = naming.blind_dir(led.plan, pass_id) + "/"
+    seal, key = naming.blind_key_seal_path(led.plan, pass_id), naming.blind_key_path(led.plan, pass_id)
+    fixed = _blinding_of(led, blinding, folder, seal, key)
+
+    def changed(i: int) -> list[str]:
+        now = _blinding_of(led, i, folder, seal, key)
+        return sorted(x for x in fixed.keys() | now.keys() if now.get(x) != fixed.get(x))
+
+    at = led.short(blinding)
+    for i, paths in first_failures(led, lambda i: led.before(blinding, i), changed):
+        more = " and more" if len(paths) > 3 else ""
+        yield _v(led, i, "blind-corpus-changed", None,
+                 f"pass {pass_id}: {', '.join(paths[:3])}{more} changed after the blinding commit {at}: "
+                 f"raters score the corpus as it was blinded, and a pass is blinded once; restore it "
+                 f"(`git checkout {at} -- {folder.rstrip('/')} {seal}`)", paths[0])

@@ -235,6 +235,34 @@ def log_raw(root: str | Path, commit: str, pathspecs: list[str]) -> bytes:
     return run_git(args, root).stdout
 
 
+def object_writes(root: str | Path, commit: str, oid: str) -> list[tuple[str, str]]:
+    """(commit, path) for every commit in the history of `commit` that writes the blob `oid` at
+    some path, anywhere in the tree: ONE `git log --find-object` (merges diffed against their
+    first parent, so a file a merge itself introduces is seen too). Newest first."""
+    args = ["log", "-z", "--raw", "--no-abbrev", "--no-renames", "--no-ext-diff", "--no-textconv",
+            "--no-color", "--no-show-signature", "--no-notes", "--no-relative", "--full-history",
+            "--diff-merges=first-parent", f"--find-object={oid}", "--format=format:%x01%H", commit]
+    out: list[tuple[str, str]] = []
+    for chunk in _decode(run_git(args, root).stdout).split("\x01")[1:]:
+        sha, _, raw = chunk.partition("\n")
+        fields = raw.strip("\0\n").split("\0")
+        for meta, path in zip(fields[::2], fields[1::2], strict=False):
+            if meta.split()[3:4] == [oid]:  # `:old-mode new-mode old-sha new-sha status`
+                out.append((sha, path))
+    return out
+
+
+def blob_id(root: str | Path, commit: str, path: str) -> str | None:
+    """The object id of `path` at `commit`, or None when it is not there."""
+    proc = run_git(["rev-parse", "--verify", "-q", f"{commit}:{path}"], root, check=False)
+    return _decode(proc.stdout).strip() or None if proc.returncode == 0 else None
+
+
+def ancestors(root: str | Path, commit: str) -> set[str]:
+    """Every commit reachable from `commit`, itself included (one `git rev-list`)."""
+    return set(_decode(run_git(["rev-list", commit], root).stdout).split())
+
+
 def cat_file(root: str | Path, specs: list[str]) -> dict[str, tuple[str, bytes] | None]:
     """Read many objects (`<sha>` or `<rev>:<path>`) with ONE `git cat-file --batch`.
 

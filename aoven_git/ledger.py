@@ -17,7 +17,9 @@ Two words carry the design:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Literal
@@ -36,6 +38,9 @@ CANDIDATE_BYTES = 1024 * 1024
 #: any other file under the study dir is read up to this size to see whether it holds a score
 #: table; a larger one cannot be read and is reported as a copy nobody can check
 SCAN_BYTES = 16 * 1024 * 1024
+#: the `format` line of a blind key (`blinding.KEY_FORMAT`), as any JSON writer may space it
+KEY_FORMAT_LINE = re.compile(rb'"format"\s*:\s*"aoven-git blind key v1"')
+KEY_PASS = re.compile(rb'"pass"\s*:\s*"([^"\\]{1,200})"')
 
 
 @dataclass(frozen=True)
@@ -290,7 +295,9 @@ def content_sheets(plan: Plan, data: bytes | None) -> list[SheetId] | None:
     """For a file that is no study file by name (or a blinded response): None when it holds no
     score table; else the sheets whose scores it states — one per pass scoring a condition its
     tables score, for the rater its front matter names — or [] when it names no known rater.
-    `data` None (too large to read) counts as scores of nobody: it cannot be cleared."""
+    `data` None (too large to read) counts as scores of nobody: it cannot be cleared. A front matter
+    naming a declared amendment makes them that amendment's sheets; a study sheet is ordered before
+    every copy of scores all the same (`seal_rules.concerns`), so the claim hides nothing."""
     if data is None:
         return []
     low = data.lower()
@@ -306,29 +313,77 @@ def content_sheets(plan: Plan, data: bytes | None) -> list[SheetId] | None:
     if rater is None or plan.rater(rater) is None:
         return []
     round_id = str(fm.get("round")) if plan.round_(str(fm.get("round"))) else plan.main_round.id
-    return [SheetId(rater, p.id, round_id) for p in plan.passes if conditions & set(p.conditions)]
+    named = fm.get("amendment")
+    amendment = named if isinstance(named, str) and named in {a.id for a in plan.amendments} else None
+    return [SheetId(rater, p.id, round_id, amendment) for p in plan.passes if conditions & set(p.conditions)]
+
+
+def key_nonces(plan: Plan, roles: dict[str, Role], hist: History) -> dict[str, bytes]:
+    """The nonce of every blind key committed at its own path (`unblind`), by pass: a file that
+    carries it is a copy of that key, however it was re-formatted."""
+    out: dict[str, bytes] = {}
+    blobs = {(n.state[p].blob, r.sheet.pass_id) for n in hist.nodes for p, r in roles.items()
+             if r.kind == "blind-key" and r.sheet is not None and p in n.state}
+    for blob, pass_id in sorted(blobs):
+        try:
+            nonce = json.loads(hist.blobs.get(blob) or b"").get("nonce")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(nonce, str) and len(nonce) >= 16:
+            out[pass_id] = nonce.encode()
+    return out
+
+
+def key_copy_passes(plan: Plan, data: bytes | None, nonces: Mapping[str, bytes]) -> list[str]:
+    """The blind passes whose key `data` copies: it carries a committed key's nonce, or it is
+    shaped as a key (its `format` line) — of the pass it names, or of every blind pass when it
+    names none. A key reveals every item's condition, so a copy is the key's plaintext."""
+    blind = [p.id for p in plan.passes if p.blind]
+    if data is None or not blind:
+        return []
+    hits = {p for p, nonce in nonces.items() if nonce in data}
+    if KEY_FORMAT_LINE.search(data):
+        named = KEY_PASS.search(data)
+        name = named.group(1).decode("utf-8", "replace") if named else None
+        hits |= {name} if name in blind else set(blind)
+    return sorted(hits & set(blind))
 
 
 def find_plaintext(plan: Plan, roles: dict[str, Role], hist: History,
                    events: list[dict[str, Event]]) -> tuple[list[Plaintext], list[Stray]]:
     plaintext: list[Plaintext] = []
     strays: list[Stray] = []
+    nonces = key_nonces(plan, roles, hist)
     for i, ev in enumerate(events):
         for path, what in sorted(ev.items()):
             role = roles.get(path)
             if what == "delete" or role is None:
                 continue
-            if role.kind in ("candidate", "blind-item"):
-                found = content_sheets(plan, hist.blobs.get(hist.nodes[i].state[path].blob))
-                if found is None:
+            if role.kind in ("candidate", "blind-item", "stray"):
+                data = hist.blobs.get(hist.nodes[i].state[path].blob)
+                copied = key_copy_passes(plan, data, nonces)
+                if copied:
+                    plaintext += [Plaintext(i, path, None, p, r.id, kind="key")
+                                  for p in copied for r in plan.rounds]
                     continue
-                strays.append(Stray(i, path, found[0] if found else None))
-                plaintext += [p for s in found for p in _plaintext_of(plan, i, path, Role("stray", s), s)]
+            # a stray whose name says no sheet (`scores_cto_draft.md`) is read like any candidate
+            if role.kind in ("candidate", "blind-item") or (role.kind == "stray" and role.sheet is None):
+                found = _copied_sheets(plan, hist, i, path, role)
+                if found is not None:
+                    strays.append(Stray(i, path, found[0] if found else None))
+                    plaintext += [p for s in found for p in _plaintext_of(plan, i, path, Role("stray", s), s)]
                 continue
             if role.kind == "stray":
                 strays.append(Stray(i, path, role.sheet))
             plaintext += _plaintext_of(plan, i, path, role, role.sheet)
     return plaintext, strays
+
+
+def _copied_sheets(plan: Plan, hist: History, node: int, path: str, role: Role) -> list[SheetId] | None:
+    """`content_sheets` of a file that is no sheet by name; one named `scores_*` is a stray
+    whatever it holds."""
+    found = content_sheets(plan, hist.blobs.get(hist.nodes[node].state[path].blob))
+    return [] if found is None and role.kind == "stray" else found
 
 
 def _plaintext_of(plan: Plan, node: int, path: str, role: Role,

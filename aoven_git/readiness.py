@@ -7,8 +7,9 @@ withhold a verdict: invalid files of the round, seal violations, pending seals o
 verdict uses, or a history that could not be verified. Plain data in and out; analysis.py calls
 it between agreement and the verdict (docs/statistics.md, "The verdict, step by step").
 
-Amendments are judged apart (docs/amendments.md, "What the report shows"): an invalid file, a
-pending seal or a violation inside an amendment's folder makes that amendment NOT-READY
+Amendments are judged apart (docs/amendments.md, "What the report shows"): an invalid file inside
+an amendment's folder, a pending re-score seal, or a violation verify-seal attributes to an
+amendment (all the sheets it is about are that amendment's) makes that amendment NOT-READY
 (`Readiness.amendments`) and never the pre-registered verdict. Blind passes are pending until
 their key is committed (`unblind_sheets`, docs/blinding.md, "What the report shows").
 """
@@ -47,10 +48,12 @@ def amendment_of(path: Any, folders: Mapping[str, str]) -> str | None:
 
 
 def _violation_scope(v: Mapping[str, Any], folders: Mapping[str, str]) -> str | None:
-    """The amendment a violation concerns: the one verify-seal names (its frozen plan entry
-    changed), or the one whose folder holds the violation's file."""
+    """The amendment a violation concerns: the one verify-seal names — it does so only when every
+    sheet the violation is about is that amendment's re-scores, or its frozen plan entry changed.
+    Never the folder the file lies in: a copy of study scores hidden in an amendment's folder
+    blocks the study."""
     named = v.get("amendment")
-    return str(named) if named else amendment_of(v.get("path"), folders)
+    return str(named) if named and named in folders else None
 
 
 def invalid_file(path: str, errors: int) -> str:
@@ -145,8 +148,8 @@ def exclusions(
     seals: Mapping[str, Any] | None, folders: Mapping[str, str]
 ) -> dict[str | None, dict[str, list[str]]]:
     """The optional raters verify-seal excludes, by where their violations are: ``None`` for the
-    study's own files (their sheets count nowhere in the pre-registered analysis), else the
-    amendment whose folder holds them (their re-scores count nowhere in that amendment)."""
+    study's (their sheets count nowhere in the pre-registered analysis), else the amendment the
+    violation concerns (their re-scores count nowhere in that amendment)."""
     optional = excluded_raters(seals)
     out: dict[str | None, dict[str, list[str]]] = {}
     for v in (seals or {}).get("violations", []) or []:

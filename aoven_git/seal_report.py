@@ -35,7 +35,8 @@ class SealReport:
     violations: list[Violation] = field(default_factory=list)
     pending: list[SheetId] = field(default_factory=list)
     forced_reveals: list[dict[str, str]] = field(default_factory=list)
-    to_sign: list[tuple[str, str]] = field(default_factory=list)  # (commit, rater) needing a signature
+    #: (commit, rater, amendment) needing a signature; the amendment is the sheet's (None: the study's)
+    to_sign: list[tuple[str, str, str | None]] = field(default_factory=list)
     timeline: list[dict[str, Any]] = field(default_factory=list)
     optional: frozenset[str] = frozenset()  # raters whose violations exclude them instead of blocking
     git_calls: int = 0
@@ -130,14 +131,14 @@ def _seals_and_timeline(led: Ledger, report: SealReport) -> None:
         rec = led.sheets[sid]
         reveals = _reveals(led, rec)
         for i in reveals:
-            report.to_sign.append((led.nodes[i].sha, sid.rater))
+            report.to_sign.append((led.nodes[i].sha, sid.rater, sid.amendment))
             timeline.append((i, _event(led, i, "reveal", sid)))
             early = _premature_reveal(led, i, rec)
             if early:  # from ancestry, never from what the commit message claims
                 report.forced_reveals.append({"rater": sid.rater, "pass": sid.pass_id, "round": sid.round_id,
                                               "commit": led.nodes[i].sha, "unsealed": early})
         for p in rec.points:
-            report.to_sign.append((led.nodes[p].sha, sid.rater))
+            report.to_sign.append((led.nodes[p].sha, sid.rater, sid.amendment))
             timeline.append((p, _event(led, p, f"{rec.kinds[p]}-seal", sid)))
         seal = Seal(sid.rater, sid.pass_id, sid.round_id, led.nodes[rec.primary].sha, rec.kind,  # type: ignore[arg-type]
                     rec.path, sid.amendment)

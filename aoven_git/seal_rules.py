@@ -46,6 +46,7 @@ from dataclasses import dataclass, field, replace
 from aoven_git import ledger as ledger_mod
 from aoven_git.frozen_rules import (
     amendment_changed_after_seal,
+    blind_corpus_changed,
     blind_key,
     plan_changed_after_seal,
     plan_raw,
@@ -100,7 +101,8 @@ def symlink(led: Ledger) -> Iterator[Found]:
                     role.kind in ("score", "seal", "reconciliation"):
                 rater = role.sheet.rater if role.sheet and role.sheet.rater else None
                 yield _v(led, i, "symlink", rater,
-                         f"{path} is committed as a symbolic link; study files must be regular files", path)
+                         f"{path} is committed as a symbolic link; study files must be regular files", path,
+                         role.sheet.amendment if role.sheet else None)
 
 
 def unknown_file(led: Ledger) -> Iterator[Found]:
@@ -122,16 +124,17 @@ def corrupt_seal(led: Ledger) -> Iterator[Found]:
                 data = led.blob(i, sp)
                 parsed = parse_seal(data) if data is not None else (1, "seal file is too large to be one")
                 if isinstance(parsed, tuple):
-                    yield _v(led, i, "corrupt-seal", rec.id.rater, f"{sp}:{parsed[0]}: {parsed[1]}", sp)
+                    yield _v(led, i, "corrupt-seal", rec.id.rater, f"{sp}:{parsed[0]}: {parsed[1]}", sp,
+                             rec.id.amendment)
                     continue
                 names = {naming.score_path(led.plan, rec.id).rsplit("/", 1)[1],
                          *(p.rsplit("/", 1)[1] for p in rec.score_paths)}
                 if parsed.sheet != rec.id:
                     yield _v(led, i, "corrupt-seal", rec.id.rater, f"{sp}: names {parsed.sheet} but its "
-                             f"file name is the seal of {rec.id}", sp)
+                             f"file name is the seal of {rec.id}", sp, rec.id.amendment)
                 elif parsed.filename not in names:
                     yield _v(led, i, "corrupt-seal", rec.id.rater, f"{sp}:1: digest is for "
-                             f"{parsed.filename!r}, expected one of {sorted(names)}", sp)
+                             f"{parsed.filename!r}, expected one of {sorted(names)}", sp, rec.id.amendment)
 
 
 def stray_scores(led: Ledger) -> Iterator[Found]:
@@ -141,7 +144,8 @@ def stray_scores(led: Ledger) -> Iterator[Found]:
         why = f" ({problem})" if problem else ""
         yield _v(led, s.node, "stray-scores", s.sheet.rater if s.sheet else None,
                  f"{s.path} holds or is named as a copy of {whose} outside the study's score files{why}: "
-                 "anyone can read it, and it counts as that rater's plaintext for the seal order", s.path)
+                 "anyone can read it, and it counts as that rater's plaintext for the seal order", s.path,
+                 s.sheet.amendment if s.sheet else None)
 
 
 def duplicate_sheet(led: Ledger) -> Iterator[Found]:
@@ -152,7 +156,7 @@ def duplicate_sheet(led: Ledger) -> Iterator[Found]:
                 if first is not None:
                     yield _v(led, first, "duplicate-sheet", rec.id.rater,
                              f"{extra} is a second {what} for {rec.id} besides {paths[0]}: a sheet has one "
-                             "file and one seal", extra)
+                             "file and one seal", extra, rec.id.amendment)
 
 
 def resealed(led: Ledger) -> Iterator[Found]:
@@ -161,7 +165,8 @@ def resealed(led: Ledger) -> Iterator[Found]:
             for p in group:
                 yield _v(led, p, "resealed", rec.id.rater,
                          f"{rec.id} is sealed a second time with other bytes on a parallel line of history "
-                         f"(first seal {led.short(rec.primary)}): a sheet has one seal point", rec.path)
+                         f"(first seal {led.short(rec.primary)}): a sheet has one seal point", rec.path,
+                         rec.id.amendment)
 
 
 def copied_seal(led: Ledger) -> Iterator[Found]:
@@ -179,7 +184,7 @@ def copied_seal(led: Ledger) -> Iterator[Found]:
                 yield _v(led, p, "copied-seal", sid.rater,
                          f"{sid} seals exactly the bytes {joined(sorted({o.rater for o in earlier}))} sealed "
                          f"({led.sheets[earlier[0]].path}): a copy of another rater's scores, not an own "
-                         "judgement", led.sheets[sid].path)
+                         "judgement", led.sheets[sid].path, sid.amendment)
 
 
 # --------------------------------------------------------------------------- order rules
@@ -195,13 +200,21 @@ def _together(led: Ledger) -> dict[int, list[str]]:
     return {n: sorted(r) for n, r in by_node.items() if len(r) > 1}
 
 
+def only_amendment(sheets: Iterable[SheetId]) -> str | None:
+    """The amendment a finding over `sheets` concerns: theirs when all are one amendment's
+    re-scores, else None (the study's), so no study sheet's offence hides in an amendment."""
+    scopes = {s.amendment for s in sheets}
+    return scopes.pop() if len(scopes) == 1 else None
+
+
 def sealed_together(led: Ledger) -> Iterator[Found]:
     for node, raters in sorted(_together(led).items()):
         nobody = "neither" if len(raters) == 2 else "none of them"
+        scope = only_amendment(sid for sid, rec in led.sheets.items() if node in rec.points)
         for r in raters:
             yield _v(led, node, "sealed-together", r,
                      f"one commit adds the score files of {joined(raters)}: {nobody} sealed before the "
-                     "others' scores were in the repository")
+                     "others' scores were in the repository", None, scope)
 
 
 @dataclass
@@ -243,7 +256,8 @@ def visible_at_seal(led: Ledger) -> Iterator[Found]:
     for (node, sid), pts in ordering(led).visible.items():
         yield _v(led, node, "visible-at-seal", sid.rater,
                  f"{sid.rater} sealed {sid.pass_id}/{sid.round_id} after other raters' scores of an "
-                 f"overlapping pass were in the history: {_where(led, pts)}", led.sheets[sid].path)
+                 f"overlapping pass were in the history: {_where(led, pts)}", led.sheets[sid].path,
+                 sid.amendment)
 
 
 def unproven_order(led: Ledger) -> Iterator[Found]:
@@ -251,7 +265,8 @@ def unproven_order(led: Ledger) -> Iterator[Found]:
         yield _v(led, node, "unproven-order", sid.rater,
                  f"nothing proves {sid.rater} sealed {sid.pass_id}/{sid.round_id} before reading "
                  f"{_where(led, pts)}: the seal is not an ancestor of that commit (a seal made on a branch "
-                 "from an older commit and merged later proves nothing)", led.sheets[sid].path)
+                 "from an older commit and merged later proves nothing)", led.sheets[sid].path,
+                 sid.amendment)
 
 
 # --------------------------------------------------------------------------- sealed files
@@ -318,23 +333,25 @@ def changed_after_seal(led: Ledger) -> Iterator[Found]:
                 key = (path, "deleted" if code == "deleted-after-seal" else "content")
                 prev = failing.get(key, 0)
                 if not any(prev >> q & 1 for q in n.parents):
-                    yield _v(led, i, code, rec.id.rater, msg, path)
+                    yield _v(led, i, code, rec.id.rater, msg, path, rec.id.amendment)
                 failing[key] = prev | 1 << i
 
 
 def unauthorized_author(led: Ledger) -> Iterator[Found]:
-    owner = {p: rec.id.rater for rec in led.sheets.values() for p in (*rec.score_paths, *rec.seal_paths)}
+    sheet_of = {p: rec.id for rec in led.sheets.values() for p in (*rec.score_paths, *rec.seal_paths)}
     for i, ev in enumerate(led.events):
         # a deletion is `deleted-after-seal` (or harmless before any seal), not authorship
-        for r in sorted({owner[p] for p, what in ev.items() if p in owner and what != "delete"}):
+        for r in sorted({sheet_of[p].rater for p, what in ev.items() if p in sheet_of and what != "delete"}):
             rater = led.plan.rater(r)
             emails = {e.lower() for e in rater.emails} if rater else set()
             email = led.nodes[i].email
             if emails and email.lower() not in emails:
-                touched = sorted(p for p, what in ev.items() if owner.get(p) == r and what != "delete")
+                touched = sorted(p for p, what in ev.items()
+                                 if p in sheet_of and sheet_of[p].rater == r and what != "delete")
                 yield _v(led, i, "unauthorized-author", r,
                          f"{', '.join(touched)} of {r} changed by {email or '(no email)'}, not one of {r}'s "
-                         f"emails as of the first seal ({', '.join(sorted(emails))})", touched[0])
+                         f"emails as of the first seal ({', '.join(sorted(emails))})", touched[0],
+                         only_amendment(sheet_of[p] for p in touched))
 
 
 #: every rule of verify-seal, by the code(s) it reports: a reader finds a code's rule here
@@ -355,6 +372,7 @@ RULES: dict[str, Callable[[Ledger], Iterable[Found]]] = {
     "plan-changed-after-seal (amendments)": amendment_changed_after_seal,
     "plan-changed-after-seal (responses)": responses_changed_after_seal,
     "digest-mismatch / corrupt-seal (blind key)": blind_key,
+    "blind-corpus-changed": blind_corpus_changed,
 }
 
 

@@ -121,9 +121,11 @@ def verify(root: Path, plan_path: str, rev: str = "HEAD") -> SealReport:
         _check_signatures(root, judged, report)
     attribute_rows(root, commit, judged, report)
     if any(p.blind for p in judged.passes):
-        from aoven_git.blind_corpus import corpus_violations
+        from aoven_git.blind_corpus import corpus_violations, key_copy_violations
 
         report.violations.extend(corpus_violations(root, judged, commit))
+        if report.ledger is not None:
+            report.violations.extend(key_copy_violations(root, judged, commit, report.ledger))
     return report
 
 
@@ -201,24 +203,34 @@ def _row_signatures(root: Path, plan: Plan, report: SealReport,
         path.unlink(missing_ok=True)
 
 
+def _signing_scopes(report: SealReport) -> dict[tuple[str, str], str | None]:
+    """Per (commit, rater) to sign, the amendment its sheets belong to when they are all one
+    amendment's re-scores (an unsigned re-score blocks that amendment only), else None."""
+    scopes: dict[tuple[str, str], set[str | None]] = {}
+    for sha, rater, amendment in report.to_sign:
+        scopes.setdefault((sha, rater), set()).add(amendment)
+    return {k: next(iter(v)) if len(v) == 1 else None for k, v in scopes.items()}
+
+
 def _check_signatures(root: Path, plan: Plan, report: SealReport) -> None:
     """`unsigned-commit` for every seal and reveal without a good signature by its rater, under the
     allowed-signers file as it was committed at the first seal (one git call for all commits)."""
     signers = report.signers_blob
+    scopes = _signing_scopes(report)
     if signers is None:
-        for sha, rater in dict.fromkeys(report.to_sign):
+        for (sha, rater), amendment in scopes.items():
             report.violations.append(Violation(
                 "unsigned-commit", rater, sha,
                 f"security.allowed_signers ({plan.security.allowed_signers}) is not committed at the first "
-                "seal: no signature can be checked"))
+                "seal: no signature can be checked", None, amendment))
         return
     path = gitio.write_temp(signers, "aoven-signers-")
     try:
-        status = gitio.signatures(root, [sha for sha, _ in report.to_sign], path)
+        status = gitio.signatures(root, [sha for sha, _ in scopes], path)
     finally:
         path.unlink(missing_ok=True)
     report.git_calls += 1
-    for sha, rater_id in dict.fromkeys(report.to_sign):
+    for (sha, rater_id), amendment in scopes.items():
         code, signer = status.get(sha, ("N", ""))
         rater = plan.rater(rater_id)
         emails = {e.lower() for e in rater.emails} if rater else set()
@@ -227,11 +239,12 @@ def _check_signatures(root: Path, plan: Plan, report: SealReport) -> None:
                    "B": "bad signature"}.get(code, f"signature status {code}")
             report.violations.append(Violation(
                 "unsigned-commit", rater_id, sha,
-                f"seal/reveal commit of {rater_id} has no good signature: {why}"))
+                f"seal/reveal commit of {rater_id} has no good signature: {why}", None, amendment))
         elif emails and signer.lower() not in emails:
             report.violations.append(Violation(
                 "unsigned-commit", rater_id, sha,
-                f"seal/reveal commit of {rater_id} is signed by {signer}, not by one of {rater_id}'s emails"))
+                f"seal/reveal commit of {rater_id} is signed by {signer}, not by one of {rater_id}'s emails",
+                None, amendment))
 
 
 # --------------------------------------------------------------------------- seal / reveal
@@ -372,7 +385,8 @@ def _refuse_unready(root: Path, plan: Plan, tgt: Target, plan_path: str) -> None
     seen = readable_before_seal(root, plan, plan_path, tgt.sheet)
     if seen:
         raise FindingsError(
-            f"other raters' scores of an overlapping pass are already in HEAD ({', '.join(seen[:3])}): a "
+            f"other raters' scores (or a blind key) of an overlapping pass are already in HEAD "
+            f"({', '.join(seen[:3])}): a "
             f"seal now could only be a visible-at-seal violation, since {tgt.sheet.rater} could have read "
             "them. "
             "Nothing was changed.")

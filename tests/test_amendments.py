@@ -177,7 +177,7 @@ def test_seal_violations_in_an_amendment_block_only_it(plan: Plan) -> None:
     amended = [sheet(r, "unblinded", d8b(3), a) for r in both for a in ("a1", "a2")]
     seals = {"ok": False, "status": "violated", "seals": [], "violations": [
         {"code": "visible-at-seal", "rater": "logician", "commit": "c" * 40, "message": "saw cto's re-scores",
-         "path": "tests/phase2/amendments/a2/seals/scores_logician.sha256"},
+         "path": "tests/phase2/amendments/a2/seals/scores_logician.sha256", "amendment": "a2"},
         {"code": "plan-changed-after-seal", "rater": None, "commit": "d" * 40, "path": "aoven.yaml",
          "amendment": "a1",
          "message": "amendment a1 was edited after its first files were committed (dddddddddd); append a new "
@@ -195,15 +195,22 @@ def test_seal_violations_in_an_amendment_block_only_it(plan: Plan) -> None:
     assert "append a new amendment instead | blocks amendment a1 only |" in effects
     # the same violation on a study sheet blocks the pre-registered verdict
     seals["violations"][0]["path"] = "tests/phase2/seals/scores_logician.sha256"
+    del seals["violations"][0]["amendment"]
     doc = run(plan, amended, seals=seals)
     assert doc["verdict"] == "NOT-READY" and any("saw cto's re-scores" in r for r in doc["not_ready"])
+    # the folder alone decides nothing: a violation verify-seal does not attribute to the amendment
+    # (a copy of study scores hidden in the amendment's folder) blocks the study
+    seals["violations"][0]["path"] = "tests/phase2/amendments/a2/notes.md"
+    doc = run(plan, amended, seals=seals)
+    assert doc["verdict"] == "NOT-READY" and any("saw cto's re-scores" in r for r in doc["not_ready"])
+    assert doc["seals"]["violations"][0]["amendment"] is None
 
 
 def test_an_optional_rater_is_excluded_only_where_their_violation_is(plan: Plan) -> None:
     raters = ("cto", "logician", "redteam")
     seals = {"ok": True, "status": "complete", "seals": [], "violations": [
         {"code": "unproven-order", "rater": "redteam", "commit": "e" * 40, "message": "late",
-         "path": "tests/phase2/amendments/a1/seals/scores_redteam.sha256"}],
+         "path": "tests/phase2/amendments/a1/seals/scores_redteam.sha256", "amendment": "a1"}],
         "excluded_raters": [{"rater": "redteam", "codes": ["unproven-order"]}]}
     amended = [sheet(r, "unblinded", d8b(3), "a1") for r in raters]
     doc = run(plan, amended, sheets=study_sheets(raters), seals=seals)
