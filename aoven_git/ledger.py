@@ -41,6 +41,8 @@ SCAN_BYTES = 16 * 1024 * 1024
 #: the `format` line of a blind key (`blinding.KEY_FORMAT`), as any JSON writer may space it
 KEY_FORMAT_LINE = re.compile(rb'"format"\s*:\s*"aoven-git blind key v1"')
 KEY_PASS = re.compile(rb'"pass"\s*:\s*"([^"\\]{1,200})"')
+#: a real key's nonce (a documentation example shows `<32 hex digits>` and is no key)
+KEY_NONCE = re.compile(rb'"nonce"\s*:\s*"[0-9a-f]{32}"')
 
 
 @dataclass(frozen=True)
@@ -336,13 +338,13 @@ def key_nonces(plan: Plan, roles: dict[str, Role], hist: History) -> dict[str, b
 
 def key_copy_passes(plan: Plan, data: bytes | None, nonces: Mapping[str, bytes]) -> list[str]:
     """The blind passes whose key `data` copies: it carries a committed key's nonce, or it is
-    shaped as a key (its `format` line) — of the pass it names, or of every blind pass when it
-    names none. A key reveals every item's condition, so a copy is the key's plaintext."""
+    shaped as a key (its `format` line and a nonce) — of the pass it names, or of every blind pass
+    when it names none. A key reveals every item's condition, so a copy is the key's plaintext."""
     blind = [p.id for p in plan.passes if p.blind]
     if data is None or not blind:
         return []
     hits = {p for p, nonce in nonces.items() if nonce in data}
-    if KEY_FORMAT_LINE.search(data):
+    if KEY_FORMAT_LINE.search(data) and KEY_NONCE.search(data):
         named = KEY_PASS.search(data)
         name = named.group(1).decode("utf-8", "replace") if named else None
         hits |= {name} if name in blind else set(blind)

@@ -17,7 +17,8 @@ unproven-order           R's seal is not an ancestor of a commit adding another 
 sealed-together          one commit adds the score content of two raters
 resealed                 a second seal point for one sheet, fixing other bytes
 copied-seal              a seal fixing exactly the bytes another rater's seal fixed
-duplicate-sheet          a second accepted file (or seal file) for one sheet
+duplicate-sheet          a second accepted file (or seal file) for one sheet; two accepted
+                         files of one reconciliation side by side
 stray-scores             a copy of scores outside its sheet's accepted file (any folder,
                          extension or letter case; or a score table under the study dir)
 modified-after-seal      a later commit changes a sealed score file or its seal file
@@ -48,6 +49,7 @@ from aoven_git.frozen_rules import (
     amendment_changed_after_seal,
     blind_corpus_changed,
     blind_key,
+    first_failures,
     plan_changed_after_seal,
     plan_raw,
     responses_changed_after_seal,
@@ -157,6 +159,30 @@ def duplicate_sheet(led: Ledger) -> Iterator[Found]:
                     yield _v(led, first, "duplicate-sheet", rec.id.rater,
                              f"{extra} is a second {what} for {rec.id} besides {paths[0]}: a sheet has one "
                              "file and one seal", extra, rec.id.amendment)
+
+
+def duplicate_reconciliation(led: Ledger) -> Iterator[Found]:
+    """A reconciliation has one file: with two accepted names side by side (`reconciliation.md`
+    and `reconciliation_main.md`) a rater's newer statement in one would sit beside an older one
+    in the other, and neither could be said to be their last word. Renaming the file is fine."""
+    by_sheet: dict[SheetId, list[str]] = {}
+    for path, role in sorted(led.roles.items()):
+        if role.kind == "reconciliation" and role.sheet is not None:
+            by_sheet.setdefault(role.sheet, []).append(path)
+    for sheet, paths in by_sheet.items():
+        if len(paths) < 2:
+            continue
+
+        def together(i: int, paths: list[str] = paths) -> list[str]:
+            present = [p for p in paths if p in led.nodes[i].state]
+            return present if len(present) > 1 else []
+
+        for i, present in first_failures(led, lambda i: True, together):
+            yield _v(led, i, "duplicate-sheet", None,
+                     f"{present[1]} is a second file for the reconciliation of "
+                     f"{sheet.pass_id}/{sheet.round_id} besides {present[0]}: a reconciliation has one "
+                     "file (merge the rows into one)",
+                     present[1], sheet.amendment)
 
 
 def resealed(led: Ledger) -> Iterator[Found]:
@@ -361,6 +387,7 @@ RULES: dict[str, Callable[[Ledger], Iterable[Found]]] = {
     "corrupt-seal": corrupt_seal,
     "stray-scores": stray_scores,
     "duplicate-sheet": duplicate_sheet,
+    "duplicate-sheet (reconciliation)": duplicate_reconciliation,
     "resealed": resealed,
     "copied-seal": copied_seal,
     "sealed-together": sealed_together,
@@ -379,25 +406,33 @@ RULES: dict[str, Callable[[Ledger], Iterable[Found]]] = {
 # --------------------------------------------------------------------------- the hook's extra rule
 
 
+def must_precede(plan: Plan, rater: str, pass_id: str, round_id: str,
+                 amendment: str | None) -> list[SheetId]:
+    """The sheets of `rater` whose seal must come before another rater's plaintext of (pass,
+    round, amendment) — the reading of `concerns` from the plaintext's side: every study sheet of
+    an overlapping pass, and for an amendment's re-scores also that amendment's own sheets of an
+    overlapping pass in its scope."""
+    out = [SheetId(rater, p.id, round_id) for p in plan.passes if overlap(plan, p.id, pass_id)]
+    scope = plan.amendment(amendment) if amendment else None
+    if scope is not None:
+        out += [SheetId(rater, p, round_id, amendment) for p in scope.passes if overlap(plan, p, pass_id)]
+    return out
+
+
 def unsealed_readers(led: Ledger, node: int) -> list[tuple[Plaintext, list[str]]]:
-    """Plaintext committed at `node` while a required rater of an overlapping pass has no seal
-    before it: those raters could read it before fixing their own scores. Not a violation in history
-    (they are pending; if they seal later, that seal is the violation), so only the hook refuses it,
-    unless the reveal is forced and recorded."""
+    """Plaintext committed at `node` while a required rater has a sheet that must precede it
+    (`must_precede`) with no seal before it: those raters could read it before fixing their own
+    scores. Not a violation in history (they are pending; if they seal later, that seal is the
+    violation), so only the hook refuses it, unless the reveal is forced and recorded."""
     out = []
     for pt in (p for p in led.plaintext if p.node == node and p.kind != "stray"):
         missing = []
-        scope = led.plan.amendment(pt.amendment) if pt.amendment else None
         for r in led.plan.required_raters:
             if r.id == pt.rater:
                 continue
-            for p in led.plan.passes:
-                if scope is not None and p.id not in scope.passes:
-                    continue
-                sid = SheetId(r.id, p.id, pt.round_id, pt.amendment)
+            for sid in must_precede(led.plan, r.id, pt.pass_id, pt.round_id, pt.amendment):
                 rec = led.sheets.get(sid)
-                if overlap(led.plan, p.id, pt.pass_id) and not (
-                        rec and any(led.before(q, node) for q in rec.points)):
+                if not (rec and any(led.before(q, node) for q in rec.points)):
                     missing.append(r.id)
                     break
         if missing:

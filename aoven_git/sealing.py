@@ -14,7 +14,6 @@ from aoven_git import gitio, naming
 from aoven_git.errors import CannotVerify, FindingsError, PlanError, UsageError
 from aoven_git.model import Plan, Reconciliation, SheetId, Violation
 from aoven_git.seal_report import SealReport, check
-from aoven_git.seal_rules import overlap
 from aoven_git.seals import (
     FORCE_ENV,
     FORCE_TRAILER,
@@ -507,15 +506,18 @@ class RevealResult:
 
 
 def missing_seals(plan: Plan, sheet: SheetId, head_paths: set[str]) -> tuple[str, ...]:
-    """Required raters who have not sealed every pass overlapping the sheet's, in HEAD."""
+    """Required raters with a sheet that must be sealed before this one is readable
+    (`seal_rules.must_precede`: overlapping study passes; for re-scores also the amendment's own)
+    and is neither sealed nor committed in HEAD."""
+    from aoven_git.seal_rules import must_precede
+
+    _passes_of(plan, sheet.amendment)  # an unknown amendment is a usage error
     out = []
     for r in plan.required_raters:
         if r.id == sheet.rater:
             continue
-        for p in _passes_of(plan, sheet.amendment):
-            other = SheetId(r.id, p, sheet.round_id, sheet.amendment)
-            if overlap(plan, p, sheet.pass_id) and naming.seal_path(plan, other) not in head_paths \
-                    and naming.score_path(plan, other) not in head_paths:
+        for other in must_precede(plan, r.id, sheet.pass_id, sheet.round_id, sheet.amendment):
+            if not {naming.seal_path(plan, other), naming.score_path(plan, other)} & head_paths:
                 out.append(r.id)
                 break
     return tuple(out)

@@ -148,11 +148,26 @@ def writing_rater(study: Study, plan: Plan, rater: str | None) -> str:
     return mine[0]
 
 
+def reconciliation_file(study: Study, plan: Plan, pass_id: str, round_id: str) -> str:
+    """The file the team keeps the reconciliation of (pass, round) in: the accepted name already in
+    the study folder (`reconciliation_main.md`), else the canonical one. Two side by side are
+    refused: a reconciliation has one file (`duplicate-sheet`)."""
+    from aoven_git.model import SheetId
+    from aoven_git.naming import RECONCILIATION_STEM, classify, reconciliation_path
+
+    want = SheetId("", pass_id, round_id)
+    folder = study.root / plan.study_dir
+    found = sorted(rel for f in (folder.glob(f"{RECONCILIATION_STEM}*.md") if folder.is_dir() else [])
+                   if classify(plan, rel := f"{plan.study_dir}/{f.name}").sheet == want)
+    if len(found) > 1:
+        raise FindingsError(f"{' and '.join(found)} are two files for one reconciliation; merge the rows "
+                            "into one and delete the other (nothing was written)")
+    return found[0] if found else reconciliation_path(plan, pass_id, round_id)
+
+
 def _write(study: Study, plan: Plan, pass_id: str, round_id: str, ds: list[Disagreement],
            rater: str) -> tuple[str, int]:
-    from aoven_git.naming import reconciliation_path
-
-    rel = reconciliation_path(plan, pass_id, round_id)
+    rel = reconciliation_file(study, plan, pass_id, round_id)
     full: Path = study.root / rel
     if full.is_symlink():
         raise FindingsError(f"{rel} is a symbolic link; refusing to write through it")

@@ -193,3 +193,19 @@ def test_a_second_blinding_merged_from_an_older_branch_is_a_changed_corpus(
     assert changed and {v["commit"] for v in changed} <= {merge, side}
     assert any(v["commit"] == merge for v in changed), changed
     assert report(s)["verdict"] == "NOT-READY"
+
+
+def test_the_documented_key_example_in_the_study_folder_is_no_key(blinded: Blinded) -> None:
+    """HONEST: the team keeps notes in the study folder quoting the key format from the docs (a
+    placeholder nonce): no false alarm."""
+    s, key_file, key = blinded
+    doc = Path(__file__).parents[2] / "docs" / "blinding.md"
+    example = doc.read_text(encoding="utf-8").split("```json\n", 1)[1].split("```", 1)[0]
+    assert '"format": "aoven-git blind key v1"' in example
+    s.write("study/notes/key-format.md", f"# How the key looks\n\n```json\n{example}```\n")
+    s.sneak("lead", "notes", "study/notes/key-format.md")
+    for r in BOTH:
+        s.seal_all(r, key)
+    finish(s, key_file)
+    code, found, _ = s.verify()
+    assert (code, found) == (0, [])

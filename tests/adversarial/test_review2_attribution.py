@@ -149,3 +149,20 @@ def test_report_counts_rows_of_both_alias_files(lab: Lab) -> None:
     doc = json.loads(lab.cli("lead", "report", "--format", "json", "--bootstrap", "0").out)
     duplicate = any(v["code"] == "duplicate-sheet" for v in data["violations"])
     assert duplicate or cell_state(lab)["state"] == "unanimous", (data["violations"], doc["verdict"])
+
+
+def test_disagreements_write_refuses_two_files_for_one_reconciliation(lab: Lab) -> None:
+    """Two accepted files already side by side: `--write` cannot know which holds the team's
+    rows, so it refuses, names both, and writes nothing; verify-seal reports the second file."""
+    revealed(lab)
+    lab.file("cto", "study/reconciliation_main.md", RECONCILIATION_DRAFT + row("cto", 2))
+    lab.file("logician", "study/reconciliation.md", RECONCILIATION_DRAFT + row("logician", 2))
+    files = ("study/reconciliation.md", "study/reconciliation_main.md")
+    before = {p: (lab.path / p).read_bytes() for p in files}
+    res = lab.cli("logician", "disagreements", "--write", "--rater", "logician")
+    assert res.code == 1
+    assert "study/reconciliation.md and study/reconciliation_main.md" in res.err
+    assert {p: (lab.path / p).read_bytes() for p in before} == before
+    _, data = lab.verify()
+    dup = [v for v in data["violations"] if v["code"] == "duplicate-sheet"]
+    assert [(v["rater"], v["path"]) for v in dup] == [(None, "study/reconciliation_main.md")]
