@@ -173,14 +173,15 @@ def measure(repo: Path) -> dict[str, float]:
 
     # a blind study once unblinded also searches the whole history for copies of each key's exact
     # bytes (blind_corpus.key_copy_violations): timed with the plan's blob standing in for a key,
-    # against git's plain walk of every commit
+    # against git's own walk of every commit with its changes (what any search of every path needs)
     key = gitio.blob_id(repo, head, "aoven.yaml") or ""
 
     def key_copies() -> None:
         gitio.object_writes(repo, head, key)
 
     def walk() -> None:
-        subprocess.run(["git", "log", "--format=%H", head], cwd=repo, capture_output=True, check=True)
+        subprocess.run(["git", "log", "--raw", "--no-renames", "--format=%H", head], cwd=repo,
+                       capture_output=True, check=True)
 
     report = verify(repo, "aoven.yaml")  # warm caches once, and check the history verifies cleanly
     assert report.status == "complete", report.as_dict()
@@ -213,9 +214,9 @@ def main() -> None:
             print(f"  floor = big git log + small verify-seal  {floor:8.3f}")
             print(f"  ratio big verify-seal / floor            {b['cli'] / floor:8.2f}   (target <= 1.3)")
             print(f"  blind key copy search (one pass)        {s['keys']:12.3f} {b['keys']:12.3f}")
-            print(f"  git log of every commit (its floor)     {s['walk']:12.3f} {b['walk']:12.3f}")
+            print(f"  git log --raw of every commit (floor)   {s['walk']:12.3f} {b['walk']:12.3f}")
             ratio = b["keys"] / b["walk"]
-            print(f"  ratio big key search / big git log       {ratio:8.2f}   (target <= 1.5)")
+            print(f"  ratio big key search / floor             {ratio:8.2f}   (target <= 1.3)")
 
 
 if __name__ == "__main__":
