@@ -19,8 +19,8 @@ blind-extra-file     a file under `blind/<pass>/` has no key entry
 blind-missing-item   a (question, condition) of the pass has no key entry
 blind-unknown-item   a key entry names a (question, condition) that is not in the pass
 blind-key-invalid    the committed key cannot be read (not the canonical key of this pass)
-blind-key-leak       an exact copy of the committed key outside the study's files, in a
-                     commit a seal of an overlapping pass does not precede
+blind-key-leak       a copy of the committed key (`key_copies`) outside the study folder,
+                     in a commit a seal of an overlapping pass does not precede
                      (`key_copy_violations`)
 ==================== ===================================================================
 """
@@ -28,7 +28,7 @@ blind-key-leak       an exact copy of the committed key outside the study's file
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +39,7 @@ from aoven_git.score_ids import BLIND_CONDITION
 
 if TYPE_CHECKING:
     from aoven_git.blinding import BlindKey, Item, Problem
+    from aoven_git.key_copies import Secret
     from aoven_git.ledger import Ledger
 
 __all__ = [
@@ -234,30 +235,57 @@ def corpus_violations(root: Path, plan: Plan, commit: str) -> list[Violation]:
 
 
 def key_copy_violations(root: Path, plan: Plan, commit: str, led: Ledger) -> list[Violation]:
-    """`blind-key-leak`: a copy of a committed blind key's exact bytes outside the files the
-    history model reads (`ledger.tracked`; inside them a copy is the key's plaintext already,
-    found by its nonce or shape), in a commit some seal of an overlapping pass does not precede:
-    that rater could have read every item's condition. Two git calls per unblinded pass, one
-    `git rev-list` per such copy."""
+    """`blind-key-leak`: a copy of a committed blind key outside the study folder (which the
+    ledger reads itself), in a commit some seal of an overlapping pass does not precede: that
+    rater could have read every item's condition. Outside the study folder a copy is found by the
+    key's nonce — whole, re-formatted, or the piece that holds it; ids and conditions alone there
+    are not searched (docs/blinding.md, "What verify-seal proves"). Git calls: one to read the
+    keys, one `git log -S<nonce>` over every commit per unblinded pass, one to size and one to
+    read the files it finds, one `git rev-list` per copy (none in an honest history)."""
     from aoven_git import gitio
-    from aoven_git.ledger import tracked
+    from aoven_git.key_copies import secret_of
 
-    out: list[Violation] = []
-    for p in (p for p in plan.passes if p.blind):
-        key = gitio.blob_id(root, commit, naming.blind_key_path(plan, p.id))
-        if key is None:
-            continue
-        for sha, path in gitio.object_writes(root, commit, key):
-            if tracked(plan, led.plan_path, path):
-                continue
-            seen = gitio.ancestors(root, sha)
-            for sid in _unproven_seals(led, p.id, seen - {sha}):
-                out.append(Violation(
-                    "blind-key-leak", sid.rater, sha,
-                    f"{path} holds the exact bytes of pass {p.id}'s key, committed in {sha[:10]}, which "
-                    f"{sid.rater}'s seal of {sid.pass_id}/{sid.round_id} does not precede: the key names "
-                    "every item's condition", path, sid.amendment))
-    return out
+    blind = [p.id for p in plan.passes if p.blind]
+    specs = {p: f"{commit}:{naming.blind_key_path(plan, p)}" for p in blind}
+    keys = gitio.cat_file(root, list(specs.values()))
+    secrets = [x for p, spec in specs.items() if (x := secret_of(p, (keys.get(spec) or ("", b""))[1]))]
+    if not secrets:
+        return []
+    inside = plan.study_dir.rstrip("/") + "/"
+    found = [(sha, path, blob) for x in secrets
+             for sha, path, blob in gitio.pickaxe_writes(root, commit, x.nonce.decode("ascii", "replace"))
+             if not path.startswith(inside) and path != led.plan_path]
+    return [v for sha, path, passes in _copies(root, blind, found, secrets)
+            for v in _leaks(root, led, sha, path, passes)]
+
+
+def _copies(root: Path, blind: list[str], found: list[tuple[str, str, str]],
+            secrets: list[Secret]) -> Iterator[tuple[str, str, list[str]]]:
+    """(commit, path, passes) for each file of `found` that copies a key (read up to the size the
+    study folder's files are read to; a larger one counts as a copy of every key it mentions)."""
+    from aoven_git import gitio
+    from aoven_git.key_copies import copied_passes
+    from aoven_git.ledger import SCAN_BYTES
+
+    sizes = gitio.object_sizes(root, [b for _, _, b in found]) if found else {}
+    small = [b for b in dict.fromkeys(b for _, _, b in found) if sizes.get(b, 0) <= SCAN_BYTES]
+    data = gitio.cat_file(root, small) if small else {}
+    for sha, path, blob in found:
+        got = data.get(blob)
+        passes = copied_passes(blind, got[1], secrets) if got else [x.pass_id for x in secrets]
+        if passes:
+            yield sha, path, passes
+
+
+def _leaks(root: Path, led: Ledger, sha: str, path: str, passes: list[str]) -> list[Violation]:
+    from aoven_git import gitio
+
+    seen = gitio.ancestors(root, sha) - {sha}
+    return [Violation("blind-key-leak", sid.rater, sha,
+                      f"{path} copies pass {p}'s key (committed in {sha[:10]}), which {sid.rater}'s seal "
+                      f"of {sid.pass_id}/{sid.round_id} does not precede: the key names every item's "
+                      "condition", path, sid.amendment)
+            for p in passes for sid in _unproven_seals(led, p, seen)]
 
 
 def _unproven_seals(led: Ledger, pass_id: str, before: set[str]) -> list[SheetId]:

@@ -235,20 +235,23 @@ def log_raw(root: str | Path, commit: str, pathspecs: list[str]) -> bytes:
     return run_git(args, root).stdout
 
 
-def object_writes(root: str | Path, commit: str, oid: str) -> list[tuple[str, str]]:
-    """(commit, path) for every commit in the history of `commit` that writes the blob `oid` at
-    some path, anywhere in the tree: ONE `git log --find-object` (merges diffed against their
-    first parent, so a file a merge itself introduces is seen too). Newest first."""
+def pickaxe_writes(root: str | Path, commit: str, needle: str) -> list[tuple[str, str, str]]:
+    """(commit, path, blob) for every file written in the history of `commit` whose number of
+    occurrences of the fixed string `needle` changed, anywhere in the tree: ONE `git log -S`
+    (merges diffed against their first parent, so a file a merge itself introduces is seen too;
+    a fixed string, as git searches it faster than a regular expression). Newest first;
+    deletions are left out."""
     args = ["log", "-z", "--raw", "--no-abbrev", "--no-renames", "--no-ext-diff", "--no-textconv",
             "--no-color", "--no-show-signature", "--no-notes", "--no-relative", "--full-history",
-            "--diff-merges=first-parent", f"--find-object={oid}", "--format=format:%x01%H", commit]
-    out: list[tuple[str, str]] = []
+            "--diff-merges=first-parent", f"-S{needle}", "--format=format:%x01%H", commit]
+    out: list[tuple[str, str, str]] = []
     for chunk in _decode(run_git(args, root).stdout).split("\x01")[1:]:
         sha, _, raw = chunk.partition("\n")
         fields = raw.strip("\0\n").split("\0")
         for meta, path in zip(fields[::2], fields[1::2], strict=False):
-            if meta.split()[3:4] == [oid]:  # `:old-mode new-mode old-sha new-sha status`
-                out.append((sha, path))
+            parts = meta.split()  # `:old-mode new-mode old-sha new-sha status`
+            if len(parts) == 5 and parts[4] != "D" and parts[1] != "160000":
+                out.append((sha, path, parts[3]))
     return out
 
 

@@ -17,17 +17,18 @@ Two words carry the design:
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from aoven_git import naming
 from aoven_git.history import History, Node
 from aoven_git.model import Plan, SheetId, Violation
 from aoven_git.seals import SealFile, parse_seal, sha256
+
+if TYPE_CHECKING:
+    from aoven_git.key_copies import Secret
 
 RoleKind = Literal["score", "seal", "reconciliation", "stray", "candidate", "unknown", "plan", "signers",
                    "blind-item", "blind-key", "blind-key-seal"]
@@ -38,11 +39,6 @@ CANDIDATE_BYTES = 1024 * 1024
 #: any other file under the study dir is read up to this size to see whether it holds a score
 #: table; a larger one cannot be read and is reported as a copy nobody can check
 SCAN_BYTES = 16 * 1024 * 1024
-#: the `format` line of a blind key (`blinding.KEY_FORMAT`), as any JSON writer may space it
-KEY_FORMAT_LINE = re.compile(rb'"format"\s*:\s*"aoven-git blind key v1"')
-KEY_PASS = re.compile(rb'"pass"\s*:\s*"([^"\\]{1,200})"')
-#: a real key's nonce (a documentation example shows `<32 hex digits>` and is no key)
-KEY_NONCE = re.compile(rb'"nonce"\s*:\s*"[0-9a-f]{32}"')
 
 
 @dataclass(frozen=True)
@@ -181,7 +177,8 @@ def role_of(plan: Plan, plan_path: str, signers: str | None, responses: object, 
         return Role(c.kind, c.sheet, c.problem)
     if naming.miscased(plan, path):
         return Role("unknown", None, f"{path}: a study file name in the wrong letter case; names are "
-                                     "case-sensitive (reconciliation….md, seals/scores_<rater>….sha256)")
+                                     "case-sensitive (reconciliation….md, seals/scores_<rater>….sha256, "
+                                     "blind/<pass>/…)")
     inside = path.startswith(plan.study_dir.rstrip("/") + "/")
     if inside and not responses.match(path):  # type: ignore[attr-defined]
         return Role("candidate")
@@ -320,53 +317,32 @@ def content_sheets(plan: Plan, data: bytes | None) -> list[SheetId] | None:
     return [SheetId(rater, p.id, round_id, amendment) for p in plan.passes if conditions & set(p.conditions)]
 
 
-def key_nonces(plan: Plan, roles: dict[str, Role], hist: History) -> dict[str, bytes]:
-    """The nonce of every blind key committed at its own path (`unblind`), by pass: a file that
-    carries it is a copy of that key, however it was re-formatted."""
-    out: dict[str, bytes] = {}
+def key_secrets(plan: Plan, roles: dict[str, Role], hist: History) -> list[Secret]:
+    """What every blind key committed at its own path (`unblind`) gives away, so copies of it
+    are found however they were re-formatted (`key_copies`)."""
+    from aoven_git.key_copies import secret_of
+
     blobs = {(n.state[p].blob, r.sheet.pass_id) for n in hist.nodes for p, r in roles.items()
              if r.kind == "blind-key" and r.sheet is not None and p in n.state}
-    for blob, pass_id in sorted(blobs):
-        try:
-            nonce = json.loads(hist.blobs.get(blob) or b"").get("nonce")
-        except (ValueError, AttributeError):
-            continue
-        if isinstance(nonce, str) and len(nonce) >= 16:
-            out[pass_id] = nonce.encode()
-    return out
-
-
-def key_copy_passes(plan: Plan, data: bytes | None, nonces: Mapping[str, bytes]) -> list[str]:
-    """The blind passes whose key `data` copies: it carries a committed key's nonce, or it is
-    shaped as a key (its `format` line and a nonce) — of the pass it names, or of every blind pass
-    when it names none. A key reveals every item's condition, so a copy is the key's plaintext."""
-    blind = [p.id for p in plan.passes if p.blind]
-    if data is None or not blind:
-        return []
-    hits = {p for p, nonce in nonces.items() if nonce in data}
-    if KEY_FORMAT_LINE.search(data) and KEY_NONCE.search(data):
-        named = KEY_PASS.search(data)
-        name = named.group(1).decode("utf-8", "replace") if named else None
-        hits |= {name} if name in blind else set(blind)
-    return sorted(hits & set(blind))
+    found = (secret_of(pass_id, hist.blobs.get(blob)) for blob, pass_id in sorted(blobs))
+    return [x for x in found if x is not None]
 
 
 def find_plaintext(plan: Plan, roles: dict[str, Role], hist: History,
                    events: list[dict[str, Event]]) -> tuple[list[Plaintext], list[Stray]]:
     plaintext: list[Plaintext] = []
     strays: list[Stray] = []
-    nonces = key_nonces(plan, roles, hist)
+    secrets = key_secrets(plan, roles, hist)
     for i, ev in enumerate(events):
         for path, what in sorted(ev.items()):
             role = roles.get(path)
-            if what == "delete" or role is None:
+            if what == "delete":
                 continue
-            if role.kind in ("candidate", "blind-item", "stray"):
-                data = hist.blobs.get(hist.nodes[i].state[path].blob)
-                copied = key_copy_passes(plan, data, nonces)
-                if copied:
-                    plaintext += [Plaintext(i, path, None, p, r.id, kind="key")
-                                  for p in copied for r in plan.rounds]
+            if role is None or role.kind in ("candidate", "blind-item", "stray", "unknown"):
+                copied = _key_copy(plan, hist, i, path, secrets)
+                plaintext += [Plaintext(i, path, None, p, r.id, kind="key")
+                              for p in copied for r in plan.rounds]
+                if copied or role is None:
                     continue
             # a stray whose name says no sheet (`scores_cto_draft.md`) is read like any candidate
             if role.kind in ("candidate", "blind-item") or (role.kind == "stray" and role.sheet is None):
@@ -379,6 +355,17 @@ def find_plaintext(plan: Plan, roles: dict[str, Role], hist: History,
                 strays.append(Stray(i, path, role.sheet))
             plaintext += _plaintext_of(plan, i, path, role, role.sheet)
     return plaintext, strays
+
+
+def _key_copy(plan: Plan, hist: History, node: int, path: str, secrets: list[Secret]) -> list[str]:
+    """The blind passes whose key the file at `path` copies (`key_copies`): any file the rules
+    do not read as a study file of their own, a response path included."""
+    from aoven_git.key_copies import copied_passes
+
+    blind = [p.id for p in plan.passes if p.blind]
+    if not blind or not path.startswith(plan.study_dir.rstrip("/") + "/"):
+        return []
+    return copied_passes(blind, hist.blobs.get(hist.nodes[node].state[path].blob), secrets)
 
 
 def _copied_sheets(plan: Plan, hist: History, node: int, path: str, role: Role) -> list[SheetId] | None:

@@ -199,14 +199,16 @@ def stray_owner(plan: Plan, name: str) -> SheetId | None:
 
 
 def miscased(plan: Plan, path: str) -> bool:
-    """A study-dir name that is a seal or reconciliation name but for letter case
-    (`Reconciliation.md`, `SEALS/scores_cto.sha256`). File names are case-sensitive, so the rules
-    would otherwise ignore it, while on a case-insensitive disk (macOS, Windows) it is the very file
-    others read. (Score names in the wrong case are strays.)"""
+    """A study-dir name that is a seal, reconciliation or blind corpus name but for letter case
+    (`Reconciliation.md`, `SEALS/scores_cto.sha256`, `Blind/P/<id>.md`). File names are
+    case-sensitive, so the rules would otherwise ignore it, while on a case-insensitive disk
+    (macOS, Windows) it is the very file others read. (Score names in the wrong case are strays.)"""
     parts = _study_relative(plan, path)
     if parts is None or classify(plan, path).kind != "other":
         return False
     low = [p.lower() for p in parts]
+    if len(low) == 3 and low[0] == BLIND_DIR:  # `Blind/P/…`: on macOS/Windows, the corpus folder
+        return True
     if len(low) == 2:
         return low[0] == SEALS_DIR and low[1].endswith(SEAL_SUFFIX)
     return len(low) == 1 and low[0].endswith(".md") and low[0].startswith(RECONCILIATION_STEM)

@@ -171,13 +171,17 @@ def measure(repo: Path) -> dict[str, float]:
     def study_only() -> None:
         log_raw(repo, head, [":(literal)study"])
 
-    # a blind study once unblinded also searches the whole history for copies of each key's exact
-    # bytes (blind_corpus.key_copy_violations): timed with the plan's blob standing in for a key,
-    # against git's own walk of every commit with its changes (what any search of every path needs)
-    key = gitio.blob_id(repo, head, "aoven.yaml") or ""
+    # a blind study once unblinded also searches every commit for copies of each key, by its nonce
+    # (blind_corpus.key_copy_violations): timed with a 32-hex-digit nonce, against the same search
+    # by git alone, and beside git's walk of every commit with its changes
+    nonce = "0123456789abcdef0123456789abcdef"
 
     def key_copies() -> None:
-        gitio.object_writes(repo, head, key)
+        gitio.pickaxe_writes(repo, head, nonce)
+
+    def git_search() -> None:
+        subprocess.run(["git", "log", "--format=%H", f"-S{nonce}", head], cwd=repo,
+                       capture_output=True, check=True)
 
     def walk() -> None:
         subprocess.run(["git", "log", "--raw", "--no-renames", "--format=%H", head], cwd=repo,
@@ -186,7 +190,7 @@ def measure(repo: Path) -> dict[str, float]:
     report = verify(repo, "aoven.yaml")  # warm caches once, and check the history verifies cleanly
     assert report.status == "complete", report.as_dict()
     return {"cli": median_time(cli), "log": median_time(log), "study": median_time(study_only),
-            "keys": median_time(key_copies), "walk": median_time(walk)}
+            "keys": median_time(key_copies), "search": median_time(git_search), "walk": median_time(walk)}
 
 
 def main() -> None:
@@ -213,11 +217,11 @@ def main() -> None:
                 print(f"  {name:38} {s[key]:12.3f} {b[key]:12.3f}")
             print(f"  floor = big git log + small verify-seal  {floor:8.3f}")
             print(f"  ratio big verify-seal / floor            {b['cli'] / floor:8.2f}   (target <= 1.3)")
-            print(f"  blind key copy search (one pass)        {s['keys']:12.3f} {b['keys']:12.3f}")
-            print(f"  git log --raw of every commit (floor)   {s['walk']:12.3f} {b['walk']:12.3f}")
-            ratio = b["keys"] / b["walk"]
+            print(f"  blind key copy search                    {s['keys']:12.3f} {b['keys']:12.3f}")
+            print(f"  the same search by git alone (floor)     {s['search']:12.3f} {b['search']:12.3f}")
+            print(f"  git log --raw of every commit            {s['walk']:12.3f} {b['walk']:12.3f}")
+            ratio = b["keys"] / b["search"]
             print(f"  ratio big key search / floor             {ratio:8.2f}   (target <= 1.3)")
-
 
 if __name__ == "__main__":
     main()
