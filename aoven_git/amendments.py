@@ -89,7 +89,7 @@ def amend(parts: Parts, before: Layer, a: Amendment, sheets: Sequence[ScoreSheet
     resolutions = resolve(plan, passes, consensus)
     agreement = agree(parts, passes, scope, before.agreement)
     blockers = tuple(dict.fromkeys([*problems, *parts.ready.amendments.get(a.id, []), *before.blockers]))
-    verdict = decide_round(plan, resolutions, agreement, parts.round_id, blockers, parts.previous)
+    verdict = decide_round(plan, resolutions, agreement, parts.round_id, blockers, parts.previous, a.id)
     layer = Layer(passes, consensus, resolutions, agreement, verdict, blockers)
     change = Change(scope, found, changed, excluded)
     return layer, amendment_entry(parts, a, before, layer, change)

@@ -50,7 +50,7 @@ from aoven_git.readiness import (
     readiness,
     unblind_sheets,
 )
-from aoven_git.reconciliation import without_raters
+from aoven_git.reconciliation import consensus_files, without_raters
 from aoven_git.verdict import (
     CellResolution,
     Verdict,
@@ -368,7 +368,7 @@ def _earlier_verdicts(
 
 def decide_round(plan: Plan, resolutions: Mapping[str, Mapping[CellKey, CellResolution]],
                  kappas: Mapping[str, PassAgreement], round_id: str, blockers: Sequence[str],
-                 previous: Mapping[str, Verdict]) -> Verdict:
+                 previous: Mapping[str, Verdict], amendment: str | None = None) -> Verdict:
     """Steps 2–7 of the verdict over resolved cells, with the dimensions the primary pass's κ gate
     counts: one call for the study and for each amendment (`amendments.py`)."""
     primary, stripped = plan.primary_pass, blinding_pass(plan)
@@ -381,6 +381,7 @@ def decide_round(plan: Plan, resolutions: Mapping[str, Mapping[CellKey, CellReso
         round_id=round_id,
         blockers=blockers,
         previous_verdicts=previous,
+        consensus_files=consensus_files(plan, round_id, amendment),
     )
 
 

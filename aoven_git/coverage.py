@@ -223,8 +223,10 @@ def _placeholders(plan: Plan, out: Findings) -> list[str]:
         for i, q in enumerate(questions):
             if q.text.strip() and not PLACEHOLDER.search(q.text):
                 continue
-            text = f"question {q.id} has no real text yet ({q.text.strip() or 'empty'}): " \
-                   "write it before the first seal"
+            fix = ("write it, or remove the hold-out list if no re-test is planned (the report then "
+                   "lists it as a deviation from the defaults)") if key == "holdout" else "write it"
+            text = f"question {q.id} has no real text yet ({q.text.strip() or 'empty'}): {fix} before the " \
+                   "first seal"
             warnings.append(text)
             out.warn(line_of(plan.lines, [key, i]), "placeholder-question", text)
     return warnings

@@ -552,3 +552,13 @@ def check_reconciliation(
         texts = responses if isinstance(responses, ResponseTexts) else ResponseTexts(plan, given=responses)
         _quotes(ck, texts)
     return list(sort_findings(found))
+
+
+def consensus_files(plan: Plan, round_id: str, amendment: str | None = None) -> dict[str, str]:
+    """Per pass, where its consensus is written and how a rater adds their rows (for the
+    NOT-READY sentence of a flagged cell without consensus)."""
+    from aoven_git.naming import reconciliation_path
+
+    also = f" --amendment {amendment}" if amendment else ""
+    return {p.id: f"{reconciliation_path(plan, p.id, round_id, amendment)}: each rater adds their rows with "
+                  f"`aoven-git disagreements --pass {p.id}{also} --write`" for p in plan.passes}

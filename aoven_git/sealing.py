@@ -505,8 +505,8 @@ class RevealResult:
     unsealed: tuple[str, ...]
 
 
-def missing_seals(plan: Plan, sheet: SheetId, head_paths: set[str]) -> tuple[str, ...]:
-    """Required raters with a sheet that must be sealed before this one is readable
+def unsealed_sheets(plan: Plan, sheet: SheetId, head_paths: set[str]) -> list[SheetId]:
+    """Per required rater, the first sheet that must be sealed before this one is readable
     (`seal_rules.must_precede`: overlapping study passes; for re-scores also the amendment's own)
     and is neither sealed nor committed in HEAD."""
     from aoven_git.seal_rules import must_precede
@@ -516,11 +516,14 @@ def missing_seals(plan: Plan, sheet: SheetId, head_paths: set[str]) -> tuple[str
     for r in plan.required_raters:
         if r.id == sheet.rater:
             continue
-        for other in must_precede(plan, r.id, sheet.pass_id, sheet.round_id, sheet.amendment):
-            if not {naming.seal_path(plan, other), naming.score_path(plan, other)} & head_paths:
-                out.append(r.id)
-                break
-    return tuple(out)
+        out += [other for other in must_precede(plan, r.id, sheet.pass_id, sheet.round_id, sheet.amendment)
+                if not {naming.seal_path(plan, other), naming.score_path(plan, other)} & head_paths][:1]
+    return out
+
+
+def missing_seals(plan: Plan, sheet: SheetId, head_paths: set[str]) -> tuple[str, ...]:
+    """The required raters of `unsealed_sheets`."""
+    return tuple(s.rater for s in unsealed_sheets(plan, sheet, head_paths))
 
 
 def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False) -> RevealResult:
@@ -545,12 +548,14 @@ def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False) -> Revea
         raise FindingsError(f"{tgt.score} changed since it was sealed (SHA-256 {got[:12]}… ≠ sealed "
                             f"{parsed.digest[:12]}…): reveal the exact sealed bytes; changes belong in "
                             "an amendment")
-    missing = missing_seals(plan, s, head_paths)
-    if missing and not force:
+    unsealed = unsealed_sheets(plan, s, head_paths)
+    missing = tuple(u.rater for u in unsealed)
+    if unsealed and not force:
+        what = f"{s.pass_id}/{s.round_id}" + (f" of amendment {s.amendment}" if s.amendment else "")
         raise FindingsError(
-            f"not every required rater has sealed the passes overlapping {s.pass_id}/{s.round_id} in HEAD "
-            f"(missing: {', '.join(missing)}); revealing now would let them read your scores. "
-            "Wait (pull their seals), or override with --force (recorded in the commit)")
+            f"not every required rater has sealed what must precede {what} in HEAD (missing: "
+            f"{', '.join(f'{u.rater} ({u})' for u in unsealed)}); revealing now would let them read your "
+            "scores. Wait (pull their seals), or override with --force (recorded in the commit)")
     _check_identity(root, plan, s.rater, "reveal")
     message = (f"Reveal {s.rater}'s {s.pass_id}/{s.round_id} scores\n\n"
                f"{REVEAL_TRAILER}: {s.rater}/{s.pass_id}/{s.round_id}\n")

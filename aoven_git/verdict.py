@@ -334,11 +334,12 @@ class Scope:
 
 def not_ready_reasons(
     plan: Plan, scope: Scope, resolutions: Sequence[tuple[str, CellResolution]],
-    blockers: Sequence[str], problems: Sequence[str],
+    blockers: Sequence[str], problems: Sequence[str], where: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Everything that withholds a verdict: the caller's blockers (seals, invalid files, pending
     raters), re-test problems, a verdict pass that cannot compare the conditions, and open cells
-    in the passes the verdict uses."""
+    in the passes the verdict uses. `where` says, per pass, where its consensus is written (the
+    file and the command that adds a rater's rows), so the sentence tells the team what to do."""
     out = [*blockers, *problems]
     p, a, b = plan.primary_pass, plan.baseline.id, plan.treatment.id
     if a not in p.conditions or b not in p.conditions:
@@ -347,7 +348,8 @@ def not_ready_reasons(
         out.append(f"round {scope.round_id} has no questions")
     for pass_id, res in resolutions:
         if res.flagged_without_consensus:
-            out.append(f"flagged cells of pass {pass_id} have no consensus in the reconciliation: "
+            at = f" ({where[pass_id]})" if where and pass_id in where else ""
+            out.append(f"flagged cells of pass {pass_id} have no consensus in the reconciliation{at}: "
                        f"{_cell_list(res.flagged_without_consensus)}")
         if res.needs_consensus:
             out.append(f"disagreeing cells of pass {pass_id} need an explicit consensus "
@@ -501,12 +503,14 @@ def decide(
     round_id: str | None = None,
     blockers: Sequence[str] = (),
     previous_verdicts: Mapping[str, str] | None = None,
+    consensus_files: Mapping[str, str] | None = None,
 ) -> Verdict:
     """From resolved cells to a verdict, step by step (see the module docstring).
 
     ``primary`` holds the verdict pass's cells, ``blinded`` the stripped pass's (if the plan
     has one); ``blockers`` are NOT-READY reasons found outside the cells (seals, invalid
-    files, pending raters); ``previous_verdicts`` maps earlier round ids to their verdicts.
+    files, pending raters); ``previous_verdicts`` maps earlier round ids to their verdicts;
+    ``consensus_files`` says per pass where its consensus is written (for the NOT-READY sentence).
     """
     round_id = round_id or plan.main_round.id
     problems = retest_problems(plan, round_id, previous_verdicts)
@@ -515,7 +519,7 @@ def decide(
     resolutions = [(plan.primary_pass.id, primary)]
     if stripped is not None and blinded is not None:
         resolutions.append((stripped.id, blinded))
-    not_ready = not_ready_reasons(plan, scope, resolutions, blockers, problems)
+    not_ready = not_ready_reasons(plan, scope, resolutions, blockers, problems, consensus_files)
     blinding, b_from = which_b_scores(plan, scope, primary, blinded)
     chosen, absent = cells_used(plan, scope, primary, blinded, b_from)
     if absent:

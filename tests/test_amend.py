@@ -125,7 +125,7 @@ def test_sheet_refuses_an_unknown_amendment_or_pass_and_writes_nothing(example_s
     assert not out.exists()
     plan_with(example_study)  # the default plan: no amendments at all
     r = run_cli("sheet", "--rater", "cto", "--amendment", "x", cwd=example_study)
-    assert r.code == 2 and "no amendments yet" in r.err
+    assert r.code == 2 and "none yet: append one to `amendments:`" in r.err
 
 
 # --------------------------------------------------------------------------- validate

@@ -210,3 +210,37 @@ def test_the_hook_refuses_an_amendment_reveal_before_everyone_sealed(
     proc = subprocess.run(["git", "commit", "-q", "-m", "cto plaintext"], cwd=s.path, capture_output=True,
                           text=True, check=False)
     assert proc.returncode != 0 and "logician" in proc.stderr
+
+
+def test_amendment_disagreements_are_listed_and_written_into_its_own_reconciliation(
+    revealed: Study, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-scores 0 and 3 on D2 of B: `disagreements --amendment` lists the flagged cells of the
+    re-scores only, `--write` starts the amendment's own reconciliation in its folder, and until the
+    rows are in, the amendment's NOT-READY sentence names that file and the command."""
+    s = revealed
+    for rater, score in (("cto", 0), ("logician", 3)):
+        s.write(f"{FOLDER}/scores_{rater}.md", amendment_text(rater, score))
+        assert cli(s, monkeypatch, rater, "seal", "--rater", rater, "--amendment", "d2-ruling").code == 0
+    for rater in ("cto", "logician"):
+        assert cli(s, monkeypatch, rater, "reveal", "--rater", rater, "--amendment", "d2-ruling").code == 0
+    res = cli(s, monkeypatch, "cto", "disagreements", "--amendment", "d2-ruling", "--format", "json")
+    assert res.code == 0, res.output
+    doc = json.loads(res.out)
+    assert (doc["pass"], doc["amendment"]) == ("unblinded", "d2-ruling")
+    assert doc["flagged"] == ["Q1/B/D2", "Q2/B/D2"]
+    study_doc = json.loads(cli(s, monkeypatch, "cto", "disagreements", "--format", "json").out)
+    assert all(c["cell"].endswith(("D1", "D2")) for c in study_doc["cells"])  # the study's own scores
+    assert study_doc["amendment"] is None and "Q1/B/D2" not in study_doc["flagged"]
+
+    report = json.loads(cli(s, monkeypatch, "lead", "report", "--format", "json", "--bootstrap", "0").out)
+    reasons = report["amendments"][0]["not_ready"]
+    assert any(f"{FOLDER}/reconciliation.md" in r and "--amendment d2-ruling --write" in r for r in reasons)
+
+    res = cli(s, monkeypatch, "cto", "disagreements", "--amendment", "d2-ruling", "--write", "--rater", "cto")
+    assert res.code == 0 and f"{FOLDER}/reconciliation.md" in res.out, res.output
+    text = (s.path / FOLDER / "reconciliation.md").read_text()
+    assert "amendment: d2-ruling" in text and "| Q1/B/D2 | cto |" in text and "| Q2/B/D2 | cto |" in text
+    assert not (s.path / "study" / "reconciliation.md").exists()
+    res = cli(s, monkeypatch, "cto", "disagreements", "--amendment", "nope")
+    assert res.code == 2 and "unknown amendment 'nope'" in res.err

@@ -218,3 +218,17 @@ def test_validate_warns_about_rows_written_for_another_rater(tmp_path: Path) -> 
     others = [n for n, line in enumerate(text, 1) if line.startswith("| Q") and "| cto |" not in line]
     assert flagged == [(n, "unattributed-row") for n in others]
     assert "is being written by cto@example.org, not by logician" in res.out
+
+
+def test_the_listing_of_the_primary_pass_points_at_flagged_cells_of_the_other_pass(
+        example_study: Path) -> None:
+    """With flag_spread 0 the blinded pass has flagged cells too; listed without --pass, the primary
+    pass's listing ends by pointing at them (each pass has its own reconciliation)."""
+    plan = example_study / "aoven.yaml"
+    plan.write_text(plan.read_text("utf-8").replace("flag_spread: 1 ", "flag_spread: 0 "), "utf-8")
+    blinded = len(_json(example_study, "--pass", "blinded")["flagged"])
+    assert blinded > 0
+    out = run_cli("disagreements", cwd=example_study).out
+    assert f"pass blinded also has {blinded} flagged cell(s): `aoven-git disagreements --pass blinded`" in out
+    assert "also has" not in run_cli("disagreements", "--pass", "unblinded", cwd=example_study).out
+    assert "also has" not in run_cli("disagreements", "--pass", "blinded", cwd=example_study).out

@@ -712,3 +712,12 @@ def test_truncate_closes_a_code_fence_the_cut_leaves_open() -> None:
     assert sum(1 for ln in kept.splitlines() if ln.startswith("```")) == 2
     closed = "# Report\n\n```text\nx\n```\n" + "".join(f"line {i}\n" for i in range(5000))
     assert not truncate_summary(closed, 2000).split("\n\n> ⚠️", 1)[0].endswith("```")
+
+
+def test_a_not_ready_improvement_reads_withheld_not_undefined() -> None:
+    """NOT-READY computes no improvement: the headline says it is withheld, as the rest of the
+    report does, rather than "undefined" (which reads like a failed computation)."""
+    r = not_ready_report()
+    r.update(improvement=None, improvement_exact=None)
+    assert "**Improvement:** withheld" in render_markdown(r)
+    assert "**Improvement:** withheld" not in render_markdown(sample())

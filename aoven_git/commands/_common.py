@@ -72,6 +72,25 @@ def chosen_round(plan: Plan, round_id: str | None) -> Round:
     return rnd
 
 
+def chosen_scope(plan: Plan, pass_id: str | None, round_id: str | None,
+                 amendment: str | None) -> tuple[Pass, Round]:
+    """`--pass`/`--round` within `--amendment` when given: the pass defaults to the primary one if
+    the amendment re-scores it, else to its first pass; an amendment, or a pass it does not
+    re-score, the plan does not know is a usage error naming what it knows."""
+    if amendment is None:
+        return chosen_pass(plan, pass_id), chosen_round(plan, round_id)
+    a = plan.amendment(amendment)
+    if a is None:
+        known = ", ".join(x.id for x in plan.amendments) or "none yet: append one to `amendments:`"
+        raise UsageError(f"unknown amendment {amendment!r} (plan amendments: {known})")
+    p = chosen_pass(plan, pass_id or (plan.primary_pass.id if plan.primary_pass.id in a.passes
+                                      else a.passes[0]))
+    if p.id not in a.passes:
+        raise UsageError(f"amendment {a.id} does not re-score pass {p.id} "
+                         f"(it re-scores {', '.join(a.passes)})")
+    return p, chosen_round(plan, round_id)
+
+
 def resolve_study(repo: str | None, plan: str | None) -> Study:
     from aoven_git import gitio
 

@@ -1,8 +1,10 @@
-"""`aoven-git disagreements [--pass P] [--round R] [--write]`: cells where raters differ.
+"""`aoven-git disagreements [--pass P] [--round R] [--amendment A] [--write]`: cells where raters differ.
 
 Lists every cell of one pass and round on which the raters who have a score file differ (each
 rater's score and the spread) and marks the flagged ones (spread > `rules.flag_spread`): those
-need a quoted justification from every rater and a consensus in the reconciliation file (§4.4).
+need a quoted justification from every rater and a consensus in the reconciliation file
+(docs/sealing.md, "Attributed consensus"). With `--amendment A` the cells are A's re-scores and the
+file is A's own reconciliation, in its folder (docs/amendments.md, "Each rater's steps").
 
 `--write --rater R` creates the reconciliation file, or extends its (last) reconciliation table,
 with one row per flagged cell R scored that has no row of R's yet; justification and consensus
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import click
 
-from aoven_git.commands._common import Study, chosen_pass, chosen_round, format_option, study_options
+from aoven_git.commands._common import Study, chosen_scope, format_option, study_options
 from aoven_git.errors import FindingsError, UsageError
 from aoven_git.model import Plan, ScoreSheet
 from aoven_git.reconciliation import (
@@ -37,16 +39,18 @@ from aoven_git.reconciliation import (
 )
 
 
-def _sheets(study: Study, plan: Plan, pass_id: str, round_id: str) -> list[ScoreSheet]:
+def _sheets(study: Study, plan: Plan, pass_id: str, round_id: str,
+            amendment: str | None = None) -> list[ScoreSheet]:
     from aoven_git.naming import classify
     from aoven_git.validation import validate_sources, work_tree_sources
 
-    files, links = work_tree_sources(study.root, plan)
+    files, links = work_tree_sources(study.root, plan, amendments=amendment is not None)
     scores = {p: b for p, b in files.items() if classify(plan, p).kind == "score"}
     report = validate_sources(plan, scores, root=None, symlinks=links & set(scores))
     bad = []
     for f in report.files:
-        if f.errors and (f.rater is None or (f.pass_id == pass_id and f.round_id == round_id)):
+        ours = (f.pass_id, f.round_id, f.amendment) == (pass_id, round_id, amendment)
+        if f.errors and (f.rater is None or ours):
             first = f.errors[0]
             bad.append(
                 f"{f.path}:{first.line}: {first.code}: {first.message}"
@@ -56,7 +60,24 @@ def _sheets(study: Study, plan: Plan, pass_id: str, round_id: str) -> list[Score
         raise FindingsError(
             "score files are invalid; fix them first (`aoven-git validate`):\n  " + "\n  ".join(bad)
         )
-    return [s for s in report.sheets if s.sheet.pass_id == pass_id and s.sheet.round_id == round_id]
+    return report.amendment_sheets if amendment else report.sheets  # re-scores are kept apart
+
+
+def _of(sheets: list[ScoreSheet], pass_id: str, round_id: str, amendment: str | None) -> list[ScoreSheet]:
+    return [s for s in sheets if (s.sheet.pass_id, s.sheet.round_id, s.sheet.amendment)
+            == (pass_id, round_id, amendment)]
+
+
+def _elsewhere(plan: Plan, sheets: list[ScoreSheet], shown: str, round_id: str) -> list[str]:
+    """`pass P: N flagged` for every other pass with flagged cells: each has its own
+    reconciliation, easy to forget when only the primary pass is listed."""
+    out = []
+    for p in (p for p in plan.passes if p.id != shown):
+        n = sum(d.flagged for d in flagged_cells(plan, _of(sheets, p.id, round_id, None), p.id, round_id)[1])
+        if n:
+            out.append(f"pass {p.id} also has {n} flagged cell(s): `aoven-git disagreements --pass {p.id}` "
+                       f"(its own reconciliation file)")
+    return out
 
 
 def _row(key: str, rater: str, columns: dict[str, int], width: int) -> str:
@@ -66,15 +87,18 @@ def _row(key: str, rater: str, columns: dict[str, int], width: int) -> str:
     return "| " + " | ".join(parts) + " |"
 
 
-def _template(plan: Plan, pass_id: str, round_id: str, rows: list[str], nl: str) -> str:
+def _template(plan: Plan, pass_id: str, round_id: str, rows: list[str], nl: str,
+              amendment: str | None = None) -> str:
     header = "| " + " | ".join(COLUMNS) + " |"
     lines = [
         "---",
         f"pass: {pass_id}",
         f"round: {round_id}",
+        *([f"amendment: {amendment}"] if amendment else []),
         "---",
         "",
-        f"# Reconciliation — {pass_id} pass, {round_id} round",
+        f"# Reconciliation — {pass_id} pass, {round_id} round"
+        + (f", amendment {amendment}" if amendment else ""),
         "",
         "For every flagged cell, each rater who scored it writes their own row: a justification with a",
         'quoted phrase ("…") copied from the response, and the value they accept (Consensus): a whole',
@@ -93,7 +117,8 @@ _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 def extend(
-    plan: Plan, path: str, data: bytes | None, wanted: list[tuple[str, str]], pass_id: str, round_id: str
+    plan: Plan, path: str, data: bytes | None, wanted: list[tuple[str, str]], pass_id: str, round_id: str,
+    amendment: str | None = None,
 ) -> tuple[bytes | None, int]:
     """New file content with a row for each wanted (cell, rater) not yet present, and how many
     rows were added; None when nothing changes. Pure: no I/O."""
@@ -102,7 +127,7 @@ def extend(
             return None, 0
         cols = {"cell": 0, "rater": 1}
         rows = [_row(k, r, cols, len(COLUMNS)) for k, r in wanted]
-        return _template(plan, pass_id, round_id, rows, "\n").encode("utf-8"), len(rows)
+        return _template(plan, pass_id, round_id, rows, "\n", amendment).encode("utf-8"), len(rows)
     text = data.decode("utf-8")  # the caller checked it
     rec = parse_reconciliation(plan, path, data)
     present = {(str(r.key), r.rater) for r in rec.rows}
@@ -148,26 +173,28 @@ def writing_rater(study: Study, plan: Plan, rater: str | None) -> str:
     return mine[0]
 
 
-def reconciliation_file(study: Study, plan: Plan, pass_id: str, round_id: str) -> str:
-    """The file the team keeps the reconciliation of (pass, round) in: the accepted name already in
-    the study folder (`reconciliation_main.md`), else the canonical one. Two side by side are
-    refused: a reconciliation has one file (`duplicate-sheet`)."""
+def reconciliation_file(study: Study, plan: Plan, pass_id: str, round_id: str,
+                        amendment: str | None = None) -> str:
+    """The file the team keeps the reconciliation of (pass, round[, amendment]) in: the accepted
+    name already in its folder (`reconciliation_main.md`), else the canonical one. Two side by side
+    are refused: a reconciliation has one file (`duplicate-sheet`)."""
     from aoven_git.model import SheetId
-    from aoven_git.naming import RECONCILIATION_STEM, classify, reconciliation_path
+    from aoven_git.naming import RECONCILIATION_STEM, classify, reconciliation_path, sheet_dir
 
-    want = SheetId("", pass_id, round_id)
-    folder = study.root / plan.study_dir
+    want = SheetId("", pass_id, round_id, amendment)
+    home = sheet_dir(plan, amendment)
+    folder = study.root / home
     found = sorted(rel for f in (folder.glob(f"{RECONCILIATION_STEM}*.md") if folder.is_dir() else [])
-                   if classify(plan, rel := f"{plan.study_dir}/{f.name}").sheet == want)
+                   if classify(plan, rel := f"{home}/{f.name}").sheet == want)
     if len(found) > 1:
         raise FindingsError(f"{' and '.join(found)} are two files for one reconciliation; merge the rows "
                             "into one and delete the other (nothing was written)")
-    return found[0] if found else reconciliation_path(plan, pass_id, round_id)
+    return found[0] if found else reconciliation_path(plan, pass_id, round_id, amendment)
 
 
 def _write(study: Study, plan: Plan, pass_id: str, round_id: str, ds: list[Disagreement],
-           rater: str) -> tuple[str, int]:
-    rel = reconciliation_file(study, plan, pass_id, round_id)
+           rater: str, amendment: str | None) -> tuple[str, int]:
+    rel = reconciliation_file(study, plan, pass_id, round_id, amendment)
     full: Path = study.root / rel
     if full.is_symlink():
         raise FindingsError(f"{rel} is a symbolic link; refusing to write through it")
@@ -181,7 +208,7 @@ def _write(study: Study, plan: Plan, pass_id: str, round_id: str, ds: list[Disag
         except UnicodeDecodeError:
             raise FindingsError(f"{rel}: not valid UTF-8; refusing to edit it") from None
     wanted = [(str(d.key), rater) for d in ds if d.flagged and rater in d.scores]
-    new, added = extend(plan, rel, data, wanted, pass_id, round_id)
+    new, added = extend(plan, rel, data, wanted, pass_id, round_id, amendment)
     if new is not None:
         try:
             full.parent.mkdir(parents=True, exist_ok=True)
@@ -195,6 +222,8 @@ def _write(study: Study, plan: Plan, pass_id: str, round_id: str, ds: list[Disag
 @study_options
 @click.option("--pass", "pass_id", default=None, help="Pass (default: the primary pass).")
 @click.option("--round", "round_id", default=None, help="Round (default: the plan's first round).")
+@click.option("--amendment", default=None,
+              help="The re-scores of this amendment, and its own reconciliation file in its folder.")
 @click.option(
     "--write",
     is_flag=True,
@@ -203,23 +232,25 @@ def _write(study: Study, plan: Plan, pass_id: str, round_id: str, ds: list[Disag
 @click.option("--rater", default=None,
               help="With --write: whose rows to add (default: the rater whose e-mail is your git identity).")
 @format_option("text", "json")
-def command(study: Study, pass_id: str | None, round_id: str | None, write: bool, rater: str | None,
-            fmt: str) -> int:
+def command(study: Study, pass_id: str | None, round_id: str | None, amendment: str | None, write: bool,
+            rater: str | None, fmt: str) -> int:
     """List the cells where raters differ and mark the flagged ones (spread > rules.flag_spread)."""
     plan = study.plan
-    p, rnd = chosen_pass(plan, pass_id), chosen_round(plan, round_id)
-    sheets = _sheets(study, plan, p.id, rnd.id)
+    p, rnd = chosen_scope(plan, pass_id, round_id, amendment)
+    every = _sheets(study, plan, p.id, rnd.id, amendment)
+    sheets = _of(every, p.id, rnd.id, amendment)
     by_cell, ds = flagged_cells(plan, sheets, p.id, rnd.id)
     order = {r.id: k for k, r in enumerate(plan.raters)}
     raters = sorted({s.sheet.rater for s in sheets}, key=lambda r: order.get(r, len(order)))
     written: str | None = None
     added = 0
     if write:
-        written, added = _write(study, plan, p.id, rnd.id, ds, writing_rater(study, plan, rater))
+        written, added = _write(study, plan, p.id, rnd.id, ds, writing_rater(study, plan, rater), amendment)
     if fmt == "json":
         doc = {
             "pass": p.id,
             "round": rnd.id,
+            "amendment": amendment,
             "flag_spread": plan.rules.flag_spread,
             "raters": raters,
             "cells_scored": len(by_cell),
@@ -242,6 +273,9 @@ def command(study: Study, pass_id: str | None, round_id: str | None, write: bool
     _print_cells(ds)
     if write:
         _print_written(ds, written, added)
+    if pass_id is None and amendment is None:
+        for line in _elsewhere(plan, every, p.id, rnd.id):
+            click.echo(line)
     return 0
 
 

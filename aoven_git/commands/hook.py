@@ -31,23 +31,33 @@ def _plans(study: Study) -> tuple[str, object | None]:
     return plan_rel, None  # no plan anywhere: not a study repository (yet)
 
 
+#: reconciliation codes about rows still to come, not about the rows written: a reconciliation is
+#: written by several commits (each rater their own rows), so only `validate` and the report judge
+#: whether it is complete (docs/sealing.md, "The hook")
+DEFERRED = ("missing-justification", "missing-consensus")
+
+
 def _validation(study: Study, plan: object, hist: object, paths: list[str]) -> list[str]:
     """Errors of the staged score and reconciliation files, with quotes checked against the staged
-    responses (read in one `cat-file`, only when there is something to validate)."""
+    responses (read in one `cat-file`, only when there is something to validate). Every staged
+    score file is read along: a reconciliation's flagged cells (where a wrong quote is an error)
+    come from the scores, which this commit need not touch."""
     from aoven_git import gitio, naming
     from aoven_git.validation import validate_sources
 
     if not paths:
         return []
     staged = hist.nodes[-1].state  # type: ignore[attr-defined]
-    files = {p: hist.blobs.get(staged[p].blob, b"") for p in paths}  # type: ignore[attr-defined]
-    links = {p for p in paths if staged[p].symlink}
+    scores = [p for p in staged if naming.classify(plan, p).kind == "score"]  # type: ignore[arg-type]
+    files = {p: hist.blobs.get(staged[p].blob, b"") for p in {*paths, *scores}}  # type: ignore[attr-defined]
+    links = {p for p in files if staged[p].symlink}
     responses = naming.response_patterns(plan)  # type: ignore[arg-type]
     wanted = {p: e.blob for p, e in staged.items() if responses.match(p)}
     found = gitio.cat_file(study.root, list(wanted.values()))
     texts = {p: obj[1].decode("utf-8", "replace") for p, blob in wanted.items() if (obj := found.get(blob))}
     report = validate_sources(plan, files, root=study.root, symlinks=links, responses=texts)  # type: ignore[arg-type]
-    return [f"{f.path}:{f.line or 1}: {f.code}: {f.message}" for fr in report.files for f in fr.errors]
+    return [f"{f.path}:{f.line or 1}: {f.code}: {f.message}" for fr in report.files if fr.path in paths
+            for f in fr.errors if not (fr.kind == "reconciliation" and f.code in DEFERRED)]
 
 
 def _amend_hint(study: Study, paths: set[str]) -> set[str]:

@@ -110,25 +110,12 @@ def render_sheet(plan: Plan, sheet: SheetId, layout: str, items: list[str] | Non
 def resolve_sheet(plan: Plan, rater_id: str, pass_id: str | None, round_id: str | None,
                   amendment: str | None) -> SheetId:
     """The sheet the options name, or a usage error listing what the plan knows."""
+    from aoven_git.commands._common import chosen_scope
+
     if plan.rater(rater_id) is None:
         raise _known("rater", rater_id, [r.id for r in plan.raters])
-    passes = [p.id for p in plan.passes]
-    if amendment is not None:
-        a = plan.amendment(amendment)
-        if a is None:
-            known = [x.id for x in plan.amendments] or ["no amendments yet (append one to `amendments:`)"]
-            raise _known("amendment", amendment, known)
-        passes = list(a.passes)
-        if pass_id is not None and pass_id not in passes and plan.pass_(pass_id) is not None:
-            raise UsageError(f"amendment {a.id} does not re-score pass {pass_id} (it re-scores "
-                             f"{', '.join(passes)})")
-    pass_id = pass_id or (plan.primary_pass.id if plan.primary_pass.id in passes else passes[0])
-    if pass_id not in passes:
-        raise _known("pass", pass_id, passes)
-    round_id = round_id or plan.main_round.id
-    if plan.round_(round_id) is None:
-        raise _known("round", round_id, [r.id for r in plan.rounds])
-    return SheetId(rater_id, pass_id, round_id, amendment)
+    p, rnd = chosen_scope(plan, pass_id, round_id, amendment)
+    return SheetId(rater_id, p.id, rnd.id, amendment)
 
 
 def blind_items(study: Study, plan: Plan, sheet: SheetId) -> list[str] | None:

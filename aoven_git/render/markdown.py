@@ -119,6 +119,14 @@ def _md_source(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+
+def _improvement(report: Mapping[str, Any]) -> str:
+    """The improvement, or *withheld* when the verdict is NOT-READY (no number was computed
+    because the data are not ready, not because the computation failed)."""
+    if report.get("improvement") is None and report.get("verdict") == "NOT-READY":
+        return "withheld"
+    return numfmt.percent(report.get("improvement"), report.get("improvement_exact"))
+
 def _md_heading(report: Mapping[str, Any]) -> list[str]:
     verdict = str(report.get("verdict") or "UNKNOWN")
     lines = [f"## {VERDICT_MARKS.get(verdict, '⚪')} Verdict: **{md(verdict)}**", ""]
@@ -127,7 +135,7 @@ def _md_heading(report: Mapping[str, Any]) -> list[str]:
     a, b = labels(report)
     means, exact = report.get("means") or {}, report.get("means_exact") or {}
     lines += [
-        f"**Improvement:** {numfmt.percent(report.get('improvement'), report.get('improvement_exact'))}"
+        f"**Improvement:** {_improvement(report)}"
         f" · **mean aggregate** {md(a)} {numfmt.mean(means.get(a), exact.get(a))},"
         f" {md(b)} {numfmt.mean(means.get(b), exact.get(b))}"
         f" · **counted dimensions** {len(report.get('counted_dimensions') or [])}"

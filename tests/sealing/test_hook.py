@@ -175,8 +175,7 @@ def test_reconciliation_rows_for_another_rater_are_a_warning(hooked: Study) -> N
     """The hook lets a reconciliation row written for someone else through, but says it will be
     ignored: each rater commits their own row (unattributed-row)."""
     s = hooked
-    for r in ("cto", "logician"):
-        s.digest_seal(r)
+    s.digest_seal("cto", (1, 2)), s.digest_seal("logician", (2, 2))  # D1 differs: a consensus settles it
     for r in ("cto", "logician"):
         s.reveal(r)
     header = "| Cell | Rater | Justification | Consensus |\n|---|---|---|---|\n"
@@ -189,3 +188,22 @@ def test_reconciliation_rows_for_another_rater_are_a_warning(hooked: Study) -> N
     s.write("study/reconciliation.md", header + rows)
     proc = commit(s, "cto", "cto's own row", "study/reconciliation.md")
     assert proc.returncode == 0 and "unattributed-row" not in proc.stderr, proc.stderr
+
+
+def test_a_wrong_quote_on_a_flagged_cell_is_refused_though_the_commit_holds_no_score_file(
+        hooked: Study) -> None:
+    """cto scores D1 0, logician 3: every D1 cell is flagged. The reconciliation commit touches
+    only the reconciliation file; the hook still reads the committed scores to know which cells are
+    flagged, so a quote found in no response is an error there, as `validate` says."""
+    s = hooked
+    s.digest_seal("cto", (0, 2)), s.digest_seal("logician", (3, 2))
+    s.reveal("cto"), s.reveal("logician")
+    header = "| Cell | Rater | Justification | Consensus |\n|---|---|---|---|\n"
+    s.write("study/reconciliation.md", header + '| Q1/A/D1 | cto | It says "No such words" | 1 |\n')
+    proc = commit(s, "cto", "cto's row", "study/reconciliation.md")
+    assert proc.returncode != 0 and "study/reconciliation.md:3: quote-not-found" in proc.stderr, proc.stderr
+    s.write("study/reconciliation.md", header + '| Q1/A/D1 | cto | It says "Response A." | 1 |\n')
+    proc = commit(s, "cto", "cto's row", "study/reconciliation.md")
+    # accepted although the file is far from complete: the other rows come in later commits
+    assert proc.returncode == 0, proc.stderr
+    assert run_cli("validate", cwd=s.path).code == 1  # validate still says what is missing
