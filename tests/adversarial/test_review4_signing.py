@@ -237,3 +237,37 @@ def test_turning_require_signed_off_later_still_scopes_the_unsigned_rescore(sign
     assert ("unsigned-commit", "logician", "d2-ruling") in found, found
     assert ("plan-changed-after-seal", None, None) in found, found
     assert doc["verdict"] == "NOT-READY"
+
+
+def test_an_optional_raters_unsigned_rescore_seal_excludes_them_from_that_amendment_only(
+        signed: Signed) -> None:
+    """The red team (optional, no key in the allowed signers) seals the re-scores unsigned: it is
+    left out of the amendment; neither verdict is blocked."""
+    signed.study()
+    path, data = signed.rescore_seal_bytes("redteam", "d2-ruling")
+    signed.lab.write(path, data)
+    signed.lab.put("redteam", "red team re-score seal", path, no_verify=True)
+    signed.amendment()
+    doc = report(signed.lab)
+    assert scopes(doc) == [("unsigned-commit", "redteam", "d2-ruling")]
+    assert doc["verdict"] == "PASS" and doc["not_ready"] == []
+    assert doc["amendments"][0]["verdict"] != "NOT-READY", doc["amendments"][0]["reasons"]
+    res, _ = signed.lab.verify()
+    assert res.code == 0, res.output
+
+
+def test_two_amendments_rescores_committed_by_the_lead_block_both_amendments_not_the_study(lab: Lab) -> None:
+    """The same shape without signatures: the lead commits logician's re-scores of two amendments
+    in one commit (`unauthorized-author`). Only amendment sheets are concerned."""
+    from tests.adversarial.test_amendment_folder import PASS_PLAN, seal
+
+    lab.start(PASS_PLAN + AMENDMENTS_2)
+    seal(lab, "cto"), seal(lab, "logician")
+    lab.reveal("cto"), lab.reveal("logician")
+    for a in ("d2-ruling", "d1-ruling"):
+        lab.file("cto", f"study/amendments/{a}/scores_cto.md", rescores_of("cto", a), no_verify=True)
+        lab.write(f"study/amendments/{a}/scores_logician.md", rescores_of("logician", a))
+    lab.put("lead", "logician's re-scores, typed in by the lead", no_verify=True)
+    doc = report(lab)
+    assert ("unauthorized-author", "logician", None) not in scopes(doc), scopes(doc)
+    assert doc["verdict"] == "PASS", doc["not_ready"]
