@@ -408,18 +408,25 @@ def status_paths(root: str | Path, directory: str) -> list[tuple[str, str]]:
 def staged_changes(root: str | Path) -> list[tuple[str, str]]:
     """(status letter, path) of every change the index holds against HEAD (no rename detection,
     so a rename is a delete plus an add)."""
+    return [(status, path) for status, path, _ in staged_diff(root)]
+
+
+def staged_diff(root: str | Path) -> list[tuple[str, str, str]]:
+    """(status letter, path, new blob) of every change the index holds against HEAD (one
+    `git diff --cached --raw`; the blob is all zeros for a deletion)."""
     base = ["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-relative"]
     if head_commit(root) is None:
         base.append(_empty_tree(root))
     data = run_git(base, root).stdout.split(b"\0")
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, str]] = []
     i = 0
     while i + 1 < len(data):
         meta = data[i].decode()
         if not meta.startswith(":"):
             i += 1
             continue
-        out.append((meta.split(" ")[-1][0], _decode(data[i + 1])))
+        parts = meta.split(" ")
+        out.append((parts[-1][0], _decode(data[i + 1]), parts[3] if len(parts) > 3 else ""))
         i += 2
     return out
 

@@ -226,21 +226,22 @@ def _together(led: Ledger) -> dict[int, list[str]]:
     return {n: sorted(r) for n, r in by_node.items() if len(r) > 1}
 
 
-def only_amendment(sheets: Iterable[SheetId]) -> str | None:
-    """The amendment a finding over `sheets` concerns: theirs when all are one amendment's
-    re-scores, else None (the study's), so no study sheet's offence hides in an amendment."""
-    scopes = {s.amendment for s in sheets}
-    return scopes.pop() if len(scopes) == 1 else None
+def scopes(sheets: Iterable[SheetId]) -> list[str | None]:
+    """Where a finding over `sheets` belongs: the study's (None) when any of them is a study
+    sheet, so no study sheet's offence hides in an amendment; else each amendment involved, the
+    finding reported once for each (it blocks every one of them, and never the study)."""
+    found = {s.amendment for s in sheets}
+    return [None] if None in found or not found else sorted(a for a in found if a is not None)
 
 
 def sealed_together(led: Ledger) -> Iterator[Found]:
     for node, raters in sorted(_together(led).items()):
         nobody = "neither" if len(raters) == 2 else "none of them"
-        scope = only_amendment(sid for sid, rec in led.sheets.items() if node in rec.points)
-        for r in raters:
-            yield _v(led, node, "sealed-together", r,
-                     f"one commit adds the score files of {joined(raters)}: {nobody} sealed before the "
-                     "others' scores were in the repository", None, scope)
+        for scope in scopes(sid for sid, rec in led.sheets.items() if node in rec.points):
+            for r in raters:
+                yield _v(led, node, "sealed-together", r,
+                         f"one commit adds the score files of {joined(raters)}: {nobody} sealed before the "
+                         "others' scores were in the repository", None, scope)
 
 
 @dataclass
@@ -374,10 +375,11 @@ def unauthorized_author(led: Ledger) -> Iterator[Found]:
             if emails and email.lower() not in emails:
                 touched = sorted(p for p, what in ev.items()
                                  if p in sheet_of and sheet_of[p].rater == r and what != "delete")
-                yield _v(led, i, "unauthorized-author", r,
-                         f"{', '.join(touched)} of {r} changed by {email or '(no email)'}, not one of {r}'s "
-                         f"emails as of the first seal ({', '.join(sorted(emails))})", touched[0],
-                         only_amendment(sheet_of[p] for p in touched))
+                for scope in scopes(sheet_of[p] for p in touched):
+                    yield _v(led, i, "unauthorized-author", r,
+                             f"{', '.join(touched)} of {r} changed by {email or '(no email)'}, not one of "
+                             f"{r}'s emails as of the first seal ({', '.join(sorted(emails))})", touched[0],
+                             scope)
 
 
 #: every rule of verify-seal, by the code(s) it reports: a reader finds a code's rule here

@@ -202,13 +202,16 @@ def _row_signatures(root: Path, plan: Plan, report: SealReport,
         path.unlink(missing_ok=True)
 
 
-def _signing_scopes(report: SealReport) -> dict[tuple[str, str], str | None]:
-    """Per (commit, rater) to sign, the amendment its sheets belong to when they are all one
-    amendment's re-scores (an unsigned re-score blocks that amendment only), else None."""
-    scopes: dict[tuple[str, str], set[str | None]] = {}
+def _signing_scopes(report: SealReport) -> dict[tuple[str, str], list[str | None]]:
+    """Per (commit, rater) to sign, where an unsigned commit blocks (`seal_rules.scopes`): the
+    study when any of its sheets is the study's, else each amendment whose re-scores it holds."""
+    from aoven_git.model import SheetId
+    from aoven_git.seal_rules import scopes
+
+    found: dict[tuple[str, str], list[SheetId]] = {}
     for sha, rater, amendment in report.to_sign:
-        scopes.setdefault((sha, rater), set()).add(amendment)
-    return {k: next(iter(v)) if len(v) == 1 else None for k, v in scopes.items()}
+        found.setdefault((sha, rater), []).append(SheetId(rater, "", "", amendment))
+    return {k: scopes(v) for k, v in found.items()}
 
 
 def _check_signatures(root: Path, plan: Plan, report: SealReport) -> None:
@@ -217,11 +220,11 @@ def _check_signatures(root: Path, plan: Plan, report: SealReport) -> None:
     signers = report.signers_blob
     scopes = _signing_scopes(report)
     if signers is None:
-        for (sha, rater), amendment in scopes.items():
-            report.violations.append(Violation(
+        for (sha, rater), where in scopes.items():
+            report.violations.extend(Violation(
                 "unsigned-commit", rater, sha,
                 f"security.allowed_signers ({plan.security.allowed_signers}) is not committed at the first "
-                "seal: no signature can be checked", None, amendment))
+                "seal: no signature can be checked", None, amendment) for amendment in where)
         return
     path = gitio.write_temp(signers, "aoven-signers-")
     try:
@@ -229,21 +232,21 @@ def _check_signatures(root: Path, plan: Plan, report: SealReport) -> None:
     finally:
         path.unlink(missing_ok=True)
     report.git_calls += 1
-    for (sha, rater_id), amendment in scopes.items():
+    for (sha, rater_id), where in scopes.items():
         code, signer = status.get(sha, ("N", ""))
         rater = plan.rater(rater_id)
         emails = {e.lower() for e in rater.emails} if rater else set()
+        why = None
         if code != "G":
-            why = {"N": "no signature", "U": "signed by a key that is not in the allowed signers",
-                   "B": "bad signature"}.get(code, f"signature status {code}")
-            report.violations.append(Violation(
-                "unsigned-commit", rater_id, sha,
-                f"seal/reveal commit of {rater_id} has no good signature: {why}", None, amendment))
+            why = "has no good signature: " + {
+                "N": "no signature", "U": "signed by a key that is not in the allowed signers",
+                "B": "bad signature"}.get(code, f"signature status {code}")
         elif emails and signer.lower() not in emails:
-            report.violations.append(Violation(
-                "unsigned-commit", rater_id, sha,
-                f"seal/reveal commit of {rater_id} is signed by {signer}, not by one of {rater_id}'s emails",
-                None, amendment))
+            why = f"is signed by {signer}, not by one of {rater_id}'s emails"
+        if why:
+            report.violations.extend(Violation("unsigned-commit", rater_id, sha,
+                                               f"seal/reveal commit of {rater_id} {why}", None, amendment)
+                                     for amendment in where)
 
 
 # --------------------------------------------------------------------------- seal / reveal

@@ -8,6 +8,7 @@ files are validated. Imports only what the check needs: never numpy or scipy.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import click
 
@@ -86,6 +87,39 @@ def row_warnings(plan: object, hist: object, paths: list[str], email: str) -> li
     return out
 
 
+def key_copies_elsewhere(study: Study, plan: Any, plan_rel: str, hist: Any) -> list[str]:
+    """A staged file outside what the history model reads (outside the study folder) that copies
+    a blind key — shaped as one, or carrying a committed key's nonce (`key_copies`) — while a
+    required rater of an overlapping pass has no seal: refused as `unsealed-readers`, as a copy
+    inside the study folder is. Reads only staged files of at most 1 MiB, only for blind plans."""
+    from aoven_git import gitio, ledger, naming
+    from aoven_git.key_copies import copied_passes, secret_of
+    from aoven_git.model import SheetId
+    from aoven_git.sealing import missing_seals
+
+    blind = [p.id for p in plan.passes if p.blind]
+    if not blind:
+        return []
+    staged = hist.nodes[-1].state
+    keys = {p: staged.get(naming.blind_key_path(plan, p)) for p in blind}
+    secrets = [x for p, e in keys.items() if e and (x := secret_of(p, hist.blobs.get(e.blob)))]
+    writes = {path: blob for status, path, blob in gitio.staged_diff(study.root)
+              if status != "D" and not ledger.tracked(plan, plan_rel, path)}
+    sizes = gitio.object_sizes(study.root, list(writes.values())) if writes else {}
+    small = [b for b in writes.values() if sizes.get(b, 0) <= ledger.CANDIDATE_BYTES]
+    data = gitio.cat_file(study.root, small) if small else {}
+    out = []
+    for path, blob in sorted(writes.items()):
+        got = data.get(blob)
+        for p in copied_passes(blind, got[1] if got else None, secrets):
+            missing = missing_seals(plan, SheetId("", p, plan.main_round.id), set(staged))
+            if missing:
+                out.append(f"{path}: unsealed-readers: a copy of pass {p}'s blind key, while required "
+                           f"rater(s) {', '.join(missing)} have not sealed: they could read every item's "
+                           "condition. Keep the key out of the repository (docs/blinding.md)")
+    return out
+
+
 def messages(study: Study) -> tuple[list[str], list[str]]:
     """The problems that refuse the commit, and warnings that do not."""
     from aoven_git import ledger, naming
@@ -102,11 +136,12 @@ def messages(study: Study) -> tuple[list[str], list[str]]:
     staged = hist.nodes[-1].state
     before = hist.nodes[0].state if len(hist.nodes) > 1 else {}
     changed = sorted(p for p in set(staged) | set(before) if staged.get(p) != before.get(p))
+    elsewhere = key_copies_elsewhere(study, plan, plan_rel, hist)
     if not changed:
-        return [], []
+        return elsewhere, []
     kinds = {p: naming.classify(plan, p).kind for p in changed}  # type: ignore[arg-type]
     files = [p for p in changed if p in staged and kinds[p] in ("score", "reconciliation")]
-    out = _validation(study, plan, hist, files)
+    out = [*elsewhere, *_validation(study, plan, hist, files)]
     warnings = row_warnings(plan, hist, [p for p in files if kinds[p] == "reconciliation"],
                             hist.nodes[-1].email)
     violations = check_staged(plan, hist, plan_rel, forced=os.environ.get(FORCE_ENV) == "reveal")  # type: ignore[arg-type]

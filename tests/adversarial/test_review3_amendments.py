@@ -2,7 +2,7 @@
 clean, and a study offence that must still block the study.
 
 `readiness._violation_scope` lets a violation block only an amendment when verify-seal names it,
-which `seal_rules.only_amendment` does only when every sheet concerned is that amendment's. The
+which `seal_rules.scopes` does only when every sheet concerned is that amendment's. The
 shapes below are what an honest team does (an optional rater who does not re-score, an optional
 rater whose re-score is broken, a reconciliation renamed on a branch while rows are added on main)
 and one attack (the lead writes a study sheet and the optional rater's re-score in one commit).
