@@ -158,6 +158,15 @@ class BlindStudy(GitRepo):
         self.write(seal, format_seal(sha256(data), Path(path).name, SheetId(rater, pass_id, "main")))
         return self.sneak(rater, f"seal {rater}", seal)
 
+    def unblind_and_reveal(self, key_file: Path, raters: tuple[str, ...] = ("cto", "logician")) -> None:
+        """The lead unblinds with `key_file`, then every rater reveals both passes: how a study ends."""
+        res = self.run("lead", "unblind", "--pass", "hidden", "--key", str(key_file))
+        assert res.code == 0, res.output
+        for r in raters:
+            for p in ("unblinded", "hidden"):
+                res = self.run(r, "reveal", "--rater", r, "--pass", p)
+                assert res.code == 0, res.output
+
     # -- checking -----------------------------------------------------------------------------
     def verify(self) -> tuple[int, list[tuple[str, str | None]], dict]:
         res = run_cli("verify-seal", "--format", "json", cwd=self.path)

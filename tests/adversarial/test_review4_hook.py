@@ -103,12 +103,7 @@ def verify(s: BlindStudy | Lab) -> tuple[int, list[tuple[str, str | None]]]:
 
 
 def unblind_and_reveal(s: BlindStudy, key_file: Path) -> None:
-    res = s.run("lead", "unblind", "--pass", "hidden", "--key", str(key_file))
-    assert res.code == 0, res.output
-    for r in BOTH:
-        for p in ("unblinded", "hidden"):
-            res = s.run(r, "reveal", "--rater", r, "--pass", p)
-            assert res.code == 0, res.output
+    s.unblind_and_reveal(key_file, BOTH)
 
 
 def test_an_honest_blind_study_commits_through_the_framework(framed: Blinded) -> None:

@@ -43,12 +43,7 @@ def finish(s: BlindStudy, key_file: Path, key: BlindKey) -> None:
     for r in BOTH:
         if not (s.path / f"study/seals/scores_{r}_hidden.sha256").exists():
             s.seal_all(r, key)
-    res = s.run("lead", "unblind", "--pass", "hidden", "--key", str(key_file))
-    assert res.code == 0, res.output
-    for r in BOTH:
-        for p in ("unblinded", "hidden"):
-            res = s.run(r, "reveal", "--rater", r, "--pass", p)
-            assert res.code == 0, res.output
+    s.unblind_and_reveal(key_file, BOTH)
 
 
 # --------------------------------------------------------------------------- --rev and branches
