@@ -33,6 +33,7 @@ from aoven_git.analysis import (
     decide_round,
     dimension_means,
     exact_str,
+    flagged_keys,
     full,
     headline,
     pass_agreement,
@@ -85,7 +86,8 @@ def amend(parts: Parts, before: Layer, a: Amendment, sheets: Sequence[ScoreSheet
     scope = {p: plan.expected_cells(p, parts.round_id, amendment=a.id) for p in a.passes if plan.pass_(p)}
     found, problems = rescored_sheets(plan, a, sheets)
     passes, changed = rescore(plan, before.passes, scope, found)
-    consensus = reconcile(parts.reconciliations, a, parts.round_id, passes, scope, before.consensus)
+    consensus = reconcile(parts.reconciliations, a, parts.round_id, passes, scope, before.consensus,
+                          plan.rules.flag_spread)
     resolutions = resolve(plan, passes, consensus)
     agreement = agree(parts, passes, scope, before.agreement)
     blockers = tuple(dict.fromkeys([*problems, *parts.ready.amendments.get(a.id, []), *before.blockers]))
@@ -166,6 +168,7 @@ def rescore(
 def reconcile(
     reconciliations: Sequence[Reconciliation], a: Amendment, round_id: str, passes: Mapping[str, PassData],
     scope: Mapping[str, Sequence[CellKey]], before: Mapping[str, Mapping[CellKey, CellConsensus]],
+    flag_spread: int,
 ) -> dict[str, dict[CellKey, CellConsensus]]:
     """Each pass's consensus after the amendment: in the scope, only the amendment's own
     reconciliation rows count (the study's consensus settled other scores), attributed and
@@ -181,7 +184,8 @@ def reconcile(
                 if key in inside:
                     raters_of.setdefault(key, []).append(rater)
         kept = {k: c for k, c in out.get(pass_id, {}).items() if k not in inside}
-        out[pass_id] = {**kept, **cell_consensus(rows, raters_of)}
+        flagged = flagged_keys(passes[pass_id], flag_spread) & inside
+        out[pass_id] = {**kept, **cell_consensus(rows, raters_of, flagged)}
     return out
 
 

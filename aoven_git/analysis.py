@@ -275,8 +275,17 @@ def pass_consensus(plan: Plan, passes: Mapping[str, PassData], reconciliations: 
                 raters_of.setdefault(key, []).append(rater)
         rows = [row for rec in reconciliations if (rec.pass_id, rec.round_id, rec.amendment) ==
                 (p.id, round_id, None) for row in rec.rows]
-        out[p.id] = cell_consensus(rows, raters_of)
+        out[p.id] = cell_consensus(rows, raters_of, flagged_keys(passes[p.id], plan.rules.flag_spread))
     return out
+
+
+def flagged_keys(data: PassData, flag_spread: int) -> set[CellKey]:
+    """The cells of a pass whose scores spread by more than `flag_spread` (`rules.flag_spread`)."""
+    by_cell: dict[CellKey, list[int]] = {}
+    for cells in data.scores.values():
+        for key, score in cells.items():
+            by_cell.setdefault(key, []).append(score)
+    return {k for k, v in by_cell.items() if max(v) - min(v) > flag_spread}
 
 
 # --------------------------------------------------------------------------- analyse

@@ -131,14 +131,16 @@ class CellConsensus:
         return tuple(sorted({r.consensus for r in self.proposals if isinstance(r.consensus, int)}))
 
 
-def cell_consensus(rows: Sequence[ReconciliationRow],
-                   raters_of: Mapping[CellKey, Collection[str]]) -> dict[CellKey, CellConsensus]:
+def cell_consensus(rows: Sequence[ReconciliationRow], raters_of: Mapping[CellKey, Collection[str]],
+                   flagged: Collection[CellKey] = ()) -> dict[CellKey, CellConsensus]:
     """The consensus state of every cell the rows talk about. `raters_of` maps a cell to the raters
     who scored it; rows of anyone else, and unattributed rows, do not count (the first counted row
-    of a rater wins; a parser reports duplicates)."""
+    of a rater wins; a parser reports duplicates); nor, on a `flagged` cell, a row with no
+    justification: a flagged cell is settled by reasons, not by values alone."""
     by_cell: dict[CellKey, dict[str, ReconciliationRow]] = {}
     for row in rows:
-        if row.attributed is not False and row.consensus is not None:
+        unreasoned = row.key in flagged and not (row.justification or "").strip()
+        if row.attributed is not False and row.consensus is not None and not unreasoned:
             by_cell.setdefault(row.key, {}).setdefault(row.rater, row)
     keys = dict.fromkeys(r.key for r in rows)
     out = {}

@@ -49,7 +49,9 @@ __all__ = [
     "corpus_violations",
     "items_of",
     "key_copy_violations",
+    "map_back",
     "read_at",
+    "readable_keys",
     "source_refs",
     "unblind_sheet",
     "work_tree_corpus_ids",
@@ -299,6 +301,22 @@ def _unproven_seals(led: Ledger, pass_id: str, before: set[str]) -> list[SheetId
 
 
 # --------------------------------------------------------------------------- mapping cells back
+
+
+def map_back(plan: Plan, sheets: Iterable[ScoreSheet], keys: Mapping[str, BlindKey]) -> list[ScoreSheet]:
+    """Every sheet of a blind pass whose key is in `keys` (pass id -> key), in the verdict round and
+    not an amendment's, mapped back to (question, condition) (`unblind_sheet`); others as they are.
+    Full blinding covers the verdict round only (docs/blinding.md, "Re-test rounds")."""
+    return [unblind_sheet(s, keys[s.sheet.pass_id])
+            if s.sheet.pass_id in keys and s.sheet.round_id == plan.main_round.id and not s.sheet.amendment
+            else s for s in sheets]
+
+
+def readable_keys(keys: Mapping[str, bytes]) -> dict[str, BlindKey]:
+    """The keys among `keys` (pass id -> bytes) that parse as that pass's key."""
+    from aoven_git.blinding import BlindKey, parse_key
+
+    return {p: k for p, data in keys.items() if isinstance(k := parse_key(data, pass_id=p), BlindKey)}
 
 
 def unblind_sheet(sheet: ScoreSheet, key: BlindKey) -> ScoreSheet:

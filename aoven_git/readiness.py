@@ -314,7 +314,7 @@ def unblind_sheets(
     Full blinding covers the verdict round only (docs/blinding.md, "Re-test rounds"): in another
     round a blind pass is scored by question and condition and nothing is mapped. Without a key
     a blind sheet keeps its opaque cells, which no pass expects, so the pass has no scores yet."""
-    from aoven_git.blind_corpus import unblind_sheet
+    from aoven_git.blind_corpus import map_back
     from aoven_git.blinding import KeyProblem, parse_key
     from aoven_git.naming import blind_key_path
 
@@ -332,7 +332,4 @@ def unblind_sheets(
         else:
             states.append(BlindState(p.id, "unblinded", path))
             parsed[p.id] = key
-    out = [unblind_sheet(s, parsed[s.sheet.pass_id])
-           if s.sheet.pass_id in parsed and s.sheet.round_id == round_id and not s.sheet.amendment else s
-           for s in sheets]
-    return out, states
+    return map_back(plan, sheets, parsed), states

@@ -200,7 +200,7 @@ def _check_reconciliation(
         files, links = work_tree_sources(responses.root, plan, amendments=amendment is not None)
         more = [parse_score_file(plan, p, b, is_symlink=p in links) for p, b in files.items()
                 if classify(plan, p).kind == "score"]
-        pool += [s for s in more if s.sheet.amendment == amendment]
+        pool += _mapped_back(plan, [s for s in more if s.sheet.amendment == amendment], responses.root, None)
     findings = check_reconciliation(plan, rec, pool, responses if responses.available else None)
     return FileResult(
         path,
@@ -346,11 +346,14 @@ def validate_sources(
     root: Path | None,
     symlinks: Collection[str] = (),
     responses: Mapping[str, str] | None = None,
+    keys: Mapping[str, bytes] | None = None,
 ) -> ValidationReport:
     """Check score (and reconciliation) files given as bytes by repository-relative path.
 
     `responses` maps repository paths to response texts for quote checks; None reads them from
-    `root` (when given). Files are reported in path order.
+    `root` (when given). `keys` (blind pass -> its committed key's bytes; None: read from `root`'s
+    work tree) map a blind pass's sheets back to (question, condition) for its reconciliation,
+    which settles cells by question and condition. Files are reported in path order.
     """
     links = set(symlinks)
     sheets: list[ScoreSheet] = []
@@ -370,11 +373,25 @@ def validate_sources(
     reader = ResponseTexts(plan, root=root, given=responses)
     final = _study_checks(plan, sheets, reader, corpus)
     results.update((sheet.path, _score_result(sheet)) for sheet in final)
-    for path in recon:
-        results[path] = _check_reconciliation(plan, path, files[path], final, path in links, reader)
+    if recon:
+        mapped = _mapped_back(plan, final, root, keys)
+        for path in recon:
+            results[path] = _check_reconciliation(plan, path, files[path], mapped, path in links, reader)
     own = [s for s in final if not s.sheet.amendment]
     amended = [s for s in final if s.sheet.amendment]
     return ValidationReport(own, [results[p] for p in sorted(results)], amended)
+
+
+def _mapped_back(plan: Plan, sheets: list[ScoreSheet], root: Path | None,
+                 keys: Mapping[str, bytes] | None) -> list[ScoreSheet]:
+    """`sheets` with blind passes mapped back through their committed keys (none: unchanged)."""
+    if not any(p.blind for p in plan.passes):
+        return sheets
+    from aoven_git.blind_corpus import map_back, readable_keys
+    from aoven_git.report_inputs import work_tree_keys
+
+    found = keys if keys is not None else (work_tree_keys(root, plan) if root is not None else {})
+    return map_back(plan, sheets, readable_keys(found))
 
 
 def with_findings(report: ValidationReport, path: str, extra: Sequence[Finding]) -> ValidationReport:

@@ -29,7 +29,7 @@ import click
 
 from aoven_git.commands._common import Study, chosen_scope, format_option, study_options
 from aoven_git.errors import FindingsError, UsageError
-from aoven_git.model import Plan, ScoreSheet
+from aoven_git.model import Pass, Plan, ScoreSheet
 from aoven_git.reconciliation import (
     COLUMNS,
     Disagreement,
@@ -60,7 +60,13 @@ def _sheets(study: Study, plan: Plan, pass_id: str, round_id: str,
         raise FindingsError(
             "score files are invalid; fix them first (`aoven-git validate`):\n  " + "\n  ".join(bad)
         )
-    return report.amendment_sheets if amendment else report.sheets  # re-scores are kept apart
+    if amendment:
+        return report.amendment_sheets  # re-scores are kept apart
+    from aoven_git.blind_corpus import map_back, readable_keys
+    from aoven_git.report_inputs import work_tree_keys
+
+    # a blind pass's reconciliation settles cells by question and condition, once its key is in
+    return map_back(plan, report.sheets, readable_keys(work_tree_keys(study.root, plan)))
 
 
 def _of(sheets: list[ScoreSheet], pass_id: str, round_id: str, amendment: str | None) -> list[ScoreSheet]:
@@ -157,6 +163,15 @@ def extend(
     return (before + nl.join(rows) + nl + after).encode("utf-8"), len(rows)
 
 
+def _refuse_opaque(plan: Plan, p: Pass, round_id: str, ds: list[Disagreement]) -> None:
+    """Rows of a blind pass are written by question and condition, so not before its key is in."""
+    from aoven_git.score_ids import BLIND_CONDITION
+
+    if p.blind and any(d.key.condition == BLIND_CONDITION for d in ds):
+        raise UsageError(f"pass {p.id} is blind and not unblinded yet: its cells are still opaque items. "
+                         "Reconcile it after `aoven-git unblind` commits the key (nothing was written)")
+
+
 def writing_rater(study: Study, plan: Plan, rater: str | None) -> str:
     """The rater whose rows `--write` adds: --rater, else the one whose e-mail is the git identity."""
     from aoven_git import gitio
@@ -245,7 +260,9 @@ def command(study: Study, pass_id: str | None, round_id: str | None, amendment: 
     written: str | None = None
     added = 0
     if write:
-        written, added = _write(study, plan, p.id, rnd.id, ds, writing_rater(study, plan, rater), amendment)
+        _refuse_opaque(plan, p, rnd.id, ds)
+        rater_id = writing_rater(study, plan, rater)
+        written, added = _write(study, plan, p.id, rnd.id, ds, rater_id, amendment)
     if fmt == "json":
         doc = {
             "pass": p.id,
@@ -272,7 +289,7 @@ def command(study: Study, pass_id: str | None, round_id: str | None, amendment: 
         click.echo("  fewer than two raters have a score file for this pass and round")
     _print_cells(ds)
     if write:
-        _print_written(ds, written, added)
+        _print_written(ds, written, added, _written_by_others(study, written, rater_id) if not added else [])
     if pass_id is None and amendment is None:
         for line in _elsewhere(plan, every, p.id, rnd.id):
             click.echo(line)
@@ -287,11 +304,32 @@ def _print_cells(ds: list[Disagreement]) -> None:
         click.echo(f"  {d.key!s:<{width}}  {scores}  spread {d.spread}{mark}")
 
 
-def _print_written(ds: list[Disagreement], written: str | None, added: int) -> None:
+def _written_by_others(study: Study, path: str | None, rater: str) -> list[str]:
+    """The cells whose committed row under `rater`'s name in `path` someone else wrote (it counts
+    for nobody until `rater` commits it as their own statement), from the history verify-seal
+    reads; none outside git or when the history cannot be read."""
+    from aoven_git.errors import AovenError
+    from aoven_git.sealing import verify
+
+    if not study.in_git or path is None:
+        return []
+    try:
+        report = verify(study.root, study.relpath(study.plan_file))
+    except AovenError:
+        return []
+    return [r["cell"] for r in report.rows
+            if r["path"] == path and r["rater"] == rater and r["attributed"] is False]
+
+
+def _print_written(ds: list[Disagreement], written: str | None, added: int, others: list[str]) -> None:
     if not any(d.flagged for d in ds):
         click.echo("no flagged cells: nothing written")
     elif added:
         click.echo(f"wrote {added} row(s) to {written}: fill in each justification (with a quote) and "
                    "the value you accept, then commit them yourself")
+    elif others:
+        click.echo(f"{written} has a row under your name for every flagged cell, but someone else wrote the "
+                   f"one(s) for {', '.join(others)}: they count for nobody until you state them yourself — "
+                   "check the value, edit the row and commit it")
     else:
         click.echo(f"{written} already has your row for every flagged cell: unchanged")

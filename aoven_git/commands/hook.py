@@ -56,7 +56,10 @@ def _validation(study: Study, plan: object, hist: object, paths: list[str]) -> l
     wanted = {p: e.blob for p, e in staged.items() if responses.match(p)}
     found = gitio.cat_file(study.root, list(wanted.values()))
     texts = {p: obj[1].decode("utf-8", "replace") for p, blob in wanted.items() if (obj := found.get(blob))}
-    report = validate_sources(plan, files, root=study.root, symlinks=links, responses=texts)  # type: ignore[arg-type]
+    keys = {p.id: hist.blobs.get(e.blob, b"") for p in plan.passes  # type: ignore[attr-defined]
+            if p.blind and (e := staged.get(naming.blind_key_path(plan, p.id)))}  # type: ignore[arg-type]
+    report = validate_sources(plan, files, root=study.root, symlinks=links, responses=texts,  # type: ignore[arg-type]
+                              keys=keys)
     return [f"{f.path}:{f.line or 1}: {f.code}: {f.message}" for fr in report.files if fr.path in paths
             for f in fr.errors if not (fr.kind == "reconciliation" and f.code in DEFERRED)]
 

@@ -74,6 +74,15 @@ def _from_index(
     return files, links & set(files), responses
 
 
+def _staged_keys(study: Study, plan: Plan) -> dict[str, bytes]:
+    """The blind keys staged in the index (`--staged` judges the index, keys included)."""
+    from aoven_git import gitio, naming
+    from aoven_git.report_inputs import blind_keys
+
+    paths = [naming.blind_key_path(plan, p.id) for p in plan.passes if p.blind]
+    return blind_keys(plan, gitio.staged_blobs(study.root, paths)) if paths else {}
+
+
 def _from_work_tree(study: Study, plan: Plan, wanted: list[str]) -> tuple[dict[str, bytes], set[str]]:
     files: dict[str, bytes] = {}
     links: set[str] = set()
@@ -189,7 +198,8 @@ def command(study: Study, files: tuple[str, ...], staged: bool, verbose: bool, f
 
         sources, links = work_tree_sources(study.root, plan, amendments=True)
         where = f"in {plan.study_dir}/"
-    report = validate_sources(plan, sources, root=study.root, symlinks=links, responses=responses)
+    keys = _staged_keys(study, plan) if staged else None
+    report = validate_sources(plan, sources, root=study.root, symlinks=links, responses=responses, keys=keys)
     if study.in_git:
         report = _attribution_warnings(study, plan, report, sources, links)
     if fmt == "json":
