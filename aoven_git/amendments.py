@@ -33,7 +33,6 @@ from aoven_git.analysis import (
     decide_round,
     dimension_means,
     exact_str,
-    flagged_keys,
     full,
     headline,
     pass_agreement,
@@ -42,6 +41,7 @@ from aoven_git.analysis import (
 from aoven_git.attribution import CellConsensus, cell_consensus
 from aoven_git.model import Amendment, CellKey, Plan, Reconciliation, ScoreSheet
 from aoven_git.readiness import invalid_file
+from aoven_git.reconciliation import flagged_keys
 from aoven_git.verdict import CellResolution, Verdict
 
 LABEL = "exploratory"
@@ -184,7 +184,7 @@ def reconcile(
                 if key in inside:
                     raters_of.setdefault(key, []).append(rater)
         kept = {k: c for k, c in out.get(pass_id, {}).items() if k not in inside}
-        flagged = flagged_keys(passes[pass_id], flag_spread) & inside
+        flagged = flagged_keys(passes[pass_id].scores, flag_spread) & inside
         out[pass_id] = {**kept, **cell_consensus(rows, raters_of, flagged)}
     return out
 

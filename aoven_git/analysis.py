@@ -50,7 +50,7 @@ from aoven_git.readiness import (
     readiness,
     unblind_sheets,
 )
-from aoven_git.reconciliation import consensus_files, without_raters
+from aoven_git.reconciliation import consensus_files, flagged_keys, without_raters
 from aoven_git.verdict import (
     CellResolution,
     Verdict,
@@ -275,17 +275,9 @@ def pass_consensus(plan: Plan, passes: Mapping[str, PassData], reconciliations: 
                 raters_of.setdefault(key, []).append(rater)
         rows = [row for rec in reconciliations if (rec.pass_id, rec.round_id, rec.amendment) ==
                 (p.id, round_id, None) for row in rec.rows]
-        out[p.id] = cell_consensus(rows, raters_of, flagged_keys(passes[p.id], plan.rules.flag_spread))
+        out[p.id] = cell_consensus(rows, raters_of, flagged_keys(passes[p.id].scores, plan.rules.flag_spread))
     return out
 
-
-def flagged_keys(data: PassData, flag_spread: int) -> set[CellKey]:
-    """The cells of a pass whose scores spread by more than `flag_spread` (`rules.flag_spread`)."""
-    by_cell: dict[CellKey, list[int]] = {}
-    for cells in data.scores.values():
-        for key, score in cells.items():
-            by_cell.setdefault(key, []).append(score)
-    return {k for k, v in by_cell.items() if max(v) - min(v) > flag_spread}
 
 
 # --------------------------------------------------------------------------- analyse

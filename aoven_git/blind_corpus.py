@@ -241,16 +241,14 @@ def key_copy_violations(root: Path, plan: Plan, commit: str, led: Ledger) -> lis
     ledger reads itself), in a commit some seal of an overlapping pass does not precede: that
     rater could have read every item's condition. Outside the study folder a copy is found by the
     key's nonce — whole, re-formatted, or the piece that holds it; ids and conditions alone there
-    are not searched (docs/blinding.md, "What verify-seal proves"). Git calls: one to read the
-    keys, one `git log -S<nonce>` over every commit per unblinded pass, one to size and one to
-    read the files it finds, one `git rev-list` per copy (none in an honest history)."""
+    are not searched (docs/blinding.md, "What verify-seal proves"). The keys are the ones the
+    ledger read (`Ledger.secrets`: every committed version). Git calls: one `git log -S<nonce>`
+    over every commit per key, one to size and one to read the files it finds, one `git rev-list`
+    per copy (none in an honest history)."""
     from aoven_git import gitio
-    from aoven_git.key_copies import secret_of
 
     blind = [p.id for p in plan.passes if p.blind]
-    specs = {p: f"{commit}:{naming.blind_key_path(plan, p)}" for p in blind}
-    keys = gitio.cat_file(root, list(specs.values()))
-    secrets = [x for p, spec in specs.items() if (x := secret_of(p, (keys.get(spec) or ("", b""))[1]))]
+    secrets = led.secrets
     if not secrets:
         return []
     inside = plan.study_dir.rstrip("/") + "/"
@@ -269,12 +267,10 @@ def _copies(root: Path, blind: list[str], found: list[tuple[str, str, str]],
     from aoven_git.key_copies import copied_passes
     from aoven_git.ledger import SCAN_BYTES
 
-    sizes = gitio.object_sizes(root, [b for _, _, b in found]) if found else {}
-    small = [b for b in dict.fromkeys(b for _, _, b in found) if sizes.get(b, 0) <= SCAN_BYTES]
-    data = gitio.cat_file(root, small) if small else {}
+    data = gitio.read_small(root, [b for _, _, b in found], SCAN_BYTES)
     for sha, path, blob in found:
         got = data.get(blob)
-        passes = copied_passes(blind, got[1], secrets) if got else [x.pass_id for x in secrets]
+        passes = copied_passes(blind, got, secrets) if got is not None else [x.pass_id for x in secrets]
         if passes:
             yield sha, path, passes
 

@@ -255,12 +255,6 @@ def pickaxe_writes(root: str | Path, commit: str, needle: str) -> list[tuple[str
     return out
 
 
-def blob_id(root: str | Path, commit: str, path: str) -> str | None:
-    """The object id of `path` at `commit`, or None when it is not there."""
-    proc = run_git(["rev-parse", "--verify", "-q", f"{commit}:{path}"], root, check=False)
-    return _decode(proc.stdout).strip() or None if proc.returncode == 0 else None
-
-
 def ancestors(root: str | Path, commit: str) -> set[str]:
     """Every commit reachable from `commit`, itself included (one `git rev-list`)."""
     return set(_decode(run_git(["rev-list", commit], root).stdout).split())
@@ -288,6 +282,16 @@ def cat_file(root: str | Path, specs: list[str]) -> dict[str, tuple[str, bytes] 
             out[spec] = (parts[1].decode(), data[pos : pos + size])
             pos += size + 1
     return out
+
+
+def read_small(root: str | Path, blobs: Iterable[str], limit: int) -> dict[str, bytes]:
+    """The content of each of `blobs` no larger than `limit` bytes: a size check, then one batch
+    (two git calls at most), so a huge blob is never read. Larger or missing blobs are absent."""
+    unique = list(dict.fromkeys(blobs))
+    sizes = object_sizes(root, unique)
+    small = [b for b in unique if sizes.get(b, limit + 1) <= limit]
+    found = cat_file(root, small) if small else {}
+    return {b: obj[1] for b in small if (obj := found.get(b)) is not None}
 
 
 def object_sizes(root: str | Path, shas: list[str]) -> dict[str, int]:

@@ -118,6 +118,7 @@ class Ledger:
     head_plan: Plan | None = None
     plan_raws: dict[str, tuple[str, Any]] = field(default_factory=dict)  # plan blob -> parsed YAML
     frozen_node: int | None = None  # the commit whose plan the history is judged by
+    secrets: list[Secret] = field(default_factory=list)  # what each committed blind key gives away
 
     @property
     def nodes(self) -> list[Node]:
@@ -328,11 +329,10 @@ def key_secrets(plan: Plan, roles: dict[str, Role], hist: History) -> list[Secre
     return [x for x in found if x is not None]
 
 
-def find_plaintext(plan: Plan, roles: dict[str, Role], hist: History,
-                   events: list[dict[str, Event]]) -> tuple[list[Plaintext], list[Stray]]:
+def find_plaintext(plan: Plan, roles: dict[str, Role], hist: History, events: list[dict[str, Event]],
+                   secrets: list[Secret]) -> tuple[list[Plaintext], list[Stray]]:
     plaintext: list[Plaintext] = []
     strays: list[Stray] = []
-    secrets = key_secrets(plan, roles, hist)
     for i, ev in enumerate(events):
         for path, what in sorted(ev.items()):
             role = roles.get(path)
@@ -376,7 +376,7 @@ def _copied_sheets(plan: Plan, hist: History, node: int, path: str, role: Role) 
 
 
 def _plaintext_of(plan: Plan, node: int, path: str, role: Role,
-                  sheet: SheetId | bool | None) -> list[Plaintext]:
+                  sheet: SheetId | None) -> list[Plaintext]:
     """What an add or change of `path` makes readable: a rater's scores, or everyone's (a
     reconciliation; a blind pass's key, which reveals the condition of every item of the pass)."""
     if role.kind == "reconciliation" and role.sheet is not None:
@@ -384,7 +384,7 @@ def _plaintext_of(plan: Plan, node: int, path: str, role: Role,
         return [Plaintext(node, path, None, s.pass_id, s.round_id, s.amendment, kind="reconciliation")]
     if role.kind == "blind-key" and role.sheet is not None:
         return [Plaintext(node, path, None, role.sheet.pass_id, r.id, kind="key") for r in plan.rounds]
-    if role.kind in ("score", "stray", "candidate") and isinstance(sheet, SheetId):
+    if role.kind in ("score", "stray", "candidate") and sheet is not None:
         kind: Literal["score", "stray"] = "score" if role.kind == "score" else "stray"
         return [Plaintext(node, path, sheet.rater, sheet.pass_id, sheet.round_id, sheet.amendment, kind=kind)]
     return []
@@ -404,9 +404,10 @@ def build(plan: Plan, plan_path: str, hist: History) -> Ledger:
     roles = {p: r for p in sorted(paths) if (r := role_of(plan, plan_path, signers, responses, p))}
     events = origin_events(hist.nodes)
     sheets = build_sheets(roles, hist, events)
-    plaintext, strays = find_plaintext(plan, roles, hist, events)
+    secrets = key_secrets(plan, roles, hist)
+    plaintext, strays = find_plaintext(plan, roles, hist, events, secrets)
     first = minimal((p for rec in sheets.values() for p in rec.points), hist)
-    return Ledger(plan, plan_path, hist, roles, events, sheets, plaintext, strays, first)
+    return Ledger(plan, plan_path, hist, roles, events, sheets, plaintext, strays, first, secrets=secrets)
 
 
 def want_blob(plan: Plan, plan_path: str, plan_limit: int) -> object:

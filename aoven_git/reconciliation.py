@@ -380,6 +380,15 @@ def flagged_cells(
     return by_cell, out
 
 
+def flagged_keys(scores: Mapping[str, Mapping[CellKey, int]], flag_spread: int) -> set[CellKey]:
+    """The flagged cells (as in `flagged_cells`) of scores given as rater -> cell -> score."""
+    by_cell: dict[CellKey, list[int]] = {}
+    for cells in scores.values():
+        for key, score in cells.items():
+            by_cell.setdefault(key, []).append(score)
+    return {k for k, v in by_cell.items() if max(v) - min(v) > flag_spread}
+
+
 @dataclass
 class _Check:
     """What the checks of one reconciliation file share."""

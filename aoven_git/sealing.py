@@ -62,15 +62,10 @@ def last_readable_plan(root: Path, plan_path: str, commit: str, error: PlanError
     raws = parse_log(gitio.log_raw(root, commit, [f":(literal){plan_path}"]))
     blobs = [new.split(" ")[1] for r in raws for status, path, new in r.changes
              if path == plan_path and status != "D"]
-    sizes = gitio.object_sizes(root, blobs)
-    small = [b for b in blobs if sizes.get(b, MAX_PLAN_BYTES + 1) <= MAX_PLAN_BYTES]
-    found = gitio.cat_file(root, small)
-    for blob in small:
-        obj = found.get(blob)
-        if obj is None:
-            continue
+    found = gitio.read_small(root, blobs, MAX_PLAN_BYTES)
+    for blob in (b for b in blobs if b in found):
         try:
-            return parse_plan(obj[1], display=f"{plan_path} ({blob[:10]})")
+            return parse_plan(found[blob], display=f"{plan_path} ({blob[:10]})")
         except PlanError:
             continue
     raise error

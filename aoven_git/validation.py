@@ -200,7 +200,7 @@ def _check_reconciliation(
         files, links = work_tree_sources(responses.root, plan, amendments=amendment is not None)
         more = [parse_score_file(plan, p, b, is_symlink=p in links) for p, b in files.items()
                 if classify(plan, p).kind == "score"]
-        pool += _mapped_back(plan, [s for s in more if s.sheet.amendment == amendment], responses.root, None)
+        pool += mapped_back(plan, [s for s in more if s.sheet.amendment == amendment], responses.root, None)
     findings = check_reconciliation(plan, rec, pool, responses if responses.available else None)
     return FileResult(
         path,
@@ -374,7 +374,7 @@ def validate_sources(
     final = _study_checks(plan, sheets, reader, corpus)
     results.update((sheet.path, _score_result(sheet)) for sheet in final)
     if recon:
-        mapped = _mapped_back(plan, final, root, keys)
+        mapped = mapped_back(plan, final, root, keys)
         for path in recon:
             results[path] = _check_reconciliation(plan, path, files[path], mapped, path in links, reader)
     own = [s for s in final if not s.sheet.amendment]
@@ -382,8 +382,8 @@ def validate_sources(
     return ValidationReport(own, [results[p] for p in sorted(results)], amended)
 
 
-def _mapped_back(plan: Plan, sheets: list[ScoreSheet], root: Path | None,
-                 keys: Mapping[str, bytes] | None) -> list[ScoreSheet]:
+def mapped_back(plan: Plan, sheets: list[ScoreSheet], root: Path | None,
+                keys: Mapping[str, bytes] | None) -> list[ScoreSheet]:
     """`sheets` with blind passes mapped back through their committed keys (none: unchanged)."""
     if not any(p.blind for p in plan.passes):
         return sheets

@@ -62,11 +62,10 @@ def _sheets(study: Study, plan: Plan, pass_id: str, round_id: str,
         )
     if amendment:
         return report.amendment_sheets  # re-scores are kept apart
-    from aoven_git.blind_corpus import map_back, readable_keys
-    from aoven_git.report_inputs import work_tree_keys
+    from aoven_git.validation import mapped_back
 
     # a blind pass's reconciliation settles cells by question and condition, once its key is in
-    return map_back(plan, report.sheets, readable_keys(work_tree_keys(study.root, plan)))
+    return mapped_back(plan, report.sheets, study.root, None)
 
 
 def _of(sheets: list[ScoreSheet], pass_id: str, round_id: str, amendment: str | None) -> list[ScoreSheet]:

@@ -38,6 +38,15 @@ def _plans(study: Study) -> tuple[str, object | None]:
 DEFERRED = ("missing-justification", "missing-consensus")
 
 
+def _staged_keys(plan: Any, hist: Any) -> dict[str, bytes]:
+    """The blind keys of the staged commit (pass id -> bytes), from the blobs the history read."""
+    from aoven_git import naming
+
+    staged = hist.nodes[-1].state
+    return {p.id: hist.blobs.get(e.blob, b"") for p in plan.passes
+            if p.blind and (e := staged.get(naming.blind_key_path(plan, p.id)))}
+
+
 def _validation(study: Study, plan: object, hist: object, paths: list[str]) -> list[str]:
     """Errors of the staged score and reconciliation files, with quotes checked against the staged
     responses (read in one `cat-file`, only when there is something to validate). Every staged
@@ -56,10 +65,8 @@ def _validation(study: Study, plan: object, hist: object, paths: list[str]) -> l
     wanted = {p: e.blob for p, e in staged.items() if responses.match(p)}
     found = gitio.cat_file(study.root, list(wanted.values()))
     texts = {p: obj[1].decode("utf-8", "replace") for p, blob in wanted.items() if (obj := found.get(blob))}
-    keys = {p.id: hist.blobs.get(e.blob, b"") for p in plan.passes  # type: ignore[attr-defined]
-            if p.blind and (e := staged.get(naming.blind_key_path(plan, p.id)))}  # type: ignore[arg-type]
     report = validate_sources(plan, files, root=study.root, symlinks=links, responses=texts,  # type: ignore[arg-type]
-                              keys=keys)
+                              keys=_staged_keys(plan, hist))
     return [f"{f.path}:{f.line or 1}: {f.code}: {f.message}" for fr in report.files if fr.path in paths
             for f in fr.errors if not (fr.kind == "reconciliation" and f.code in DEFERRED)]
 
@@ -95,7 +102,7 @@ def key_copies_elsewhere(study: Study, plan: Any, plan_rel: str, hist: Any) -> l
     a blind key — shaped as one, or carrying a committed key's nonce (`key_copies`) — while a
     required rater of an overlapping pass has no seal: refused as `unsealed-readers`, as a copy
     inside the study folder is. Reads only staged files of at most 1 MiB, only for blind plans."""
-    from aoven_git import gitio, ledger, naming
+    from aoven_git import gitio, ledger
     from aoven_git.key_copies import copied_passes, secret_of
     from aoven_git.model import SheetId
     from aoven_git.sealing import missing_seals
@@ -103,19 +110,15 @@ def key_copies_elsewhere(study: Study, plan: Any, plan_rel: str, hist: Any) -> l
     blind = [p.id for p in plan.passes if p.blind]
     if not blind:
         return []
-    staged = hist.nodes[-1].state
-    keys = {p: staged.get(naming.blind_key_path(plan, p)) for p in blind}
-    secrets = [x for p, e in keys.items() if e and (x := secret_of(p, hist.blobs.get(e.blob)))]
+    secrets = [x for p, data in _staged_keys(plan, hist).items() if (x := secret_of(p, data))]
     writes = {path: blob for status, path, blob in gitio.staged_diff(study.root)
               if status != "D" and not ledger.tracked(plan, plan_rel, path)}
-    sizes = gitio.object_sizes(study.root, list(writes.values())) if writes else {}
-    small = [b for b in writes.values() if sizes.get(b, 0) <= ledger.CANDIDATE_BYTES]
-    data = gitio.cat_file(study.root, small) if small else {}
+    data = gitio.read_small(study.root, writes.values(), ledger.CANDIDATE_BYTES) if writes else {}
+    staged = set(hist.nodes[-1].state)
     out = []
     for path, blob in sorted(writes.items()):
-        got = data.get(blob)
-        for p in copied_passes(blind, got[1] if got else None, secrets):
-            missing = missing_seals(plan, SheetId("", p, plan.main_round.id), set(staged))
+        for p in copied_passes(blind, data.get(blob), secrets):
+            missing = missing_seals(plan, SheetId("", p, plan.main_round.id), staged)
             if missing:
                 out.append(f"{path}: unsealed-readers: a copy of pass {p}'s blind key, while required "
                            f"rater(s) {', '.join(missing)} have not sealed: they could read every item's "
