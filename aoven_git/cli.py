@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "amend": ("amend", "Amendments: import in-file re-score tables as an amendment's score file."),
     "blind": ("blind", "Blind a pass: opaque items committed, the key sealed as its digest."),
     "unblind": ("unblind", "Commit a blind pass's key once every required rater has sealed."),
+    "status": ("status", "Where every sheet stands and the next command to run."),
     "report": ("report", "Agreement, verdict and charts as Markdown, JSON or HTML."),
     "demo": ("demo", "Replay the bundled example study in a throwaway repository."),
 }
