@@ -12,7 +12,7 @@ by the rules `reveal` and `unblind` apply.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from aoven_git.attribution import cell_consensus
@@ -315,6 +315,9 @@ def finish(plan: Plan, p: Progress, plan_path: str) -> Progress:
     """`p` with the steps of the person at the keyboard, ending in `aoven-git report` once the
     report gives a verdict (or when only others' work is left, to see where it stands)."""
     rater = p.person.rater
+    if not p.git:
+        return replace(p, steps=(Step("not a git repository: seals, reveals and the verdict need one; create "
+                                      "it, then commit the plan and the responses", "git init"),))
     steps = rater_steps(plan, rater, p) if rater else lead_steps(plan, p, plan_path)
     if rater and p.plan_committed and not any(s.command for s in steps):
         steps += [s for s in owed(plan, p) if not s.why.startswith(f"waiting for {rater}")]
@@ -323,5 +326,4 @@ def finish(plan: Plan, p: Progress, plan_path: str) -> Progress:
         why = ("every sheet is in and the report gives a verdict" if not blocked
                else "nothing is yours to do now; the report says what still blocks the verdict")
         steps.append(Step(why, "aoven-git report"))
-    return Progress(p.study, p.person, p.git, p.head, p.plan_committed, p.sheets, p.reconciling, p.blind,
-                    p.verdicts, tuple(steps))
+    return replace(p, steps=tuple(steps))
