@@ -264,7 +264,8 @@ def row_steps(plan: Plan, rater: str, recs: Sequence[Reconciling]) -> list[Step]
                             "fill them in, then commit them yourself"))
         else:
             out.append(Step(f"your row(s) for {cells} in {r.file} count once you commit them yourself",
-                            f'git commit -m "Reconciliation: {rater}\'s own rows" -- {r.file}'))
+                            f'git add {r.file} && git commit -m "Reconciliation: {rater}\'s own rows" '
+                            f"-- {r.file}"))
     return out
 
 

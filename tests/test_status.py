@@ -218,8 +218,8 @@ def test_revealed_a_flagged_cell_without_rows_then_reconciled(study: demo.Replay
     cto = status(study.root, "cto@example.org")
     rows = {r["rater"]: r["state"] for r in cto["reconciliation"][0]["rows_due"]}
     assert rows["cto"] == "uncommitted"  # complete, but history does not attribute it to cto yet
-    assert next_command(cto) == (f'git commit -m "Reconciliation: cto\'s own rows" -- '
-                                 f"{STUDY}/reconciliation.md")
+    assert next_command(cto) == (f'git add {STUDY}/reconciliation.md && git commit -m "Reconciliation: '
+                                 f'cto\'s own rows" -- {STUDY}/reconciliation.md')
 
     path.unlink()
     for rater in ("cto", "logician", "redteam"):
