@@ -332,3 +332,17 @@ def test_outside_git_the_work_tree_is_still_shown(example_study: Path) -> None:
     assert doc["git"] is False and doc["head"] is None and doc["person"]["role"] == "lead"
     assert table(doc)[("cto", "unblinded")] == "valid"
     assert next_command(doc) == "git init"
+
+
+def test_plan_not_committed_the_lead_commits_it_and_raters_wait(example_study: Path) -> None:
+    demo.gitio.run_git(["init", "-q"], example_study)
+    lead = status(example_study, LEAD_EMAIL)
+    assert lead["git"] is True and lead["head"] is None and lead["plan_committed"] is False
+    assert next_command(lead) == f'git add aoven.yaml {STUDY} && git commit -m "Pre-register the plan"'
+    assert table(lead)[("cto", "unblinded")] == "valid"  # the example's sheets are in the work tree
+    cto = status(example_study, "cto@example.org")
+    assert cto["next"] is None
+    assert cto["steps"] == [{"command": None,
+                             "why": "the lead must commit the plan and the responses before anyone seals"}]
+    assert cto["verdicts"][0]["verdict"] == "NOT-READY"
+    assert cto["verdicts"][0]["not_ready"] == report_not_ready(example_study)
