@@ -25,7 +25,7 @@ LEAD = "lead"
 #: committed (sealed); its plaintext committed (revealed, or sealed by content)
 SheetState = Literal["missing", "written", "valid", "sealed", "revealed"]
 #: why a rater's row of a flagged cell does not count yet
-RowState = Literal["missing", "incomplete", "uncommitted"]
+RowState = Literal["missing", "incomplete", "uncommitted", "not-theirs"]
 BlindStateName = Literal["not-blinded", "blinded", "unblinded", "invalid-key"]
 
 
@@ -189,8 +189,8 @@ def sheet_state(
 def rows_due(flagged: Sequence[Disagreement], rec: Reconciliation | None) -> tuple[RowDue, ...]:
     """Per flagged cell, each of its raters whose row does not count yet — the consensus state of
     `attribution.cell_consensus`, the one the report uses — with why: no row, a row without a
-    justification or a value, or a complete row that history does not attribute to its rater
-    (not committed by them yet)."""
+    justification or a value, a complete row not committed yet, or one committed by someone who may
+    not speak for the rater (verify-seal names its author: it counts for nobody)."""
     rows = rec.rows if rec is not None else ()
     raters_of = {d.key: list(d.scores) for d in flagged}
     consensus = cell_consensus(rows, raters_of, set(raters_of))
@@ -200,7 +200,8 @@ def rows_due(flagged: Sequence[Disagreement], rec: Reconciliation | None) -> tup
         for rater in (found.missing if found is not None else tuple(d.scores)):
             mine = [r for r in rows if r.key == d.key and r.rater == rater]
             complete = any((r.justification or "").strip() and r.consensus is not None for r in mine)
-            state: RowState = "missing" if not mine else "uncommitted" if complete else "incomplete"
+            state: RowState = "missing" if not mine else "incomplete" if not complete else (
+                "not-theirs" if any(r.attributed is False and r.author for r in mine) else "uncommitted")
             out.append(RowDue(rater, str(d.key), state))
     return tuple(out)
 
@@ -259,14 +260,22 @@ def row_steps(plan: Plan, rater: str, recs: Sequence[Reconciling]) -> list[Step]
             out.append(Step(f"flagged cell(s) {cells} need your row in {r.file} (a quoted justification "
                             "and the value you accept)",
                             f"aoven-git disagreements {scope} --write --rater {rater}"))
+        elif any(d.state == "not-theirs" for d in mine):
+            out.append(Step(f"the row(s) under your name for {cells} in {r.file} were committed by someone "
+                            "else and count for nobody: check each value, edit the row, then commit it "
+                            "yourself", _commit(rater, r.file)))
         elif any(d.state == "incomplete" for d in mine):
             out.append(Step(f"your row(s) for {cells} in {r.file} lack a justification or a value: "
                             "fill them in, then commit them yourself"))
         else:
             out.append(Step(f"your row(s) for {cells} in {r.file} count once you commit them yourself",
-                            f'git add {r.file} && git commit -m "Reconciliation: {rater}\'s own rows" '
-                            f"-- {r.file}"))
+                            _commit(rater, r.file)))
     return out
+
+
+def _commit(rater: str, file: str) -> str:
+    """Commit only the reconciliation file (`git add` first: a new file is not taken otherwise)."""
+    return f'git add {file} && git commit -m "Reconciliation: {rater}\'s own rows" -- {file}'
 
 
 def rater_steps(plan: Plan, rater: str, p: Progress) -> list[Step]:

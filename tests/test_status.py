@@ -346,3 +346,27 @@ def test_plan_not_committed_the_lead_commits_it_and_raters_wait(example_study: P
                              "why": "the lead must commit the plan and the responses before anyone seals"}]
     assert cto["verdicts"][0]["verdict"] == "NOT-READY"
     assert cto["verdicts"][0]["not_ready"] == report_not_ready(example_study)
+
+
+def test_a_row_committed_by_someone_else_counts_for_nobody(study: demo.Replay) -> None:
+    """The lead fills in and commits cto's row: status says it is not cto's (verify-seal's
+    attribution), the report still lacks cto's consensus, and cto is told to commit it themselves."""
+    seal(study, *ALL)
+    reveal(study, *ALL)
+    mine = next(line for line in (EXAMPLE / "reconciliation.md").read_text("utf-8").splitlines()
+                if line.startswith("| Q6/A/D3 | cto |"))
+    head = (EXAMPLE / "reconciliation.md").read_text("utf-8").split("| Q6/A/D3 |", 1)[0]
+    (study.root / STUDY / "reconciliation.md").write_text(head + mine + "\n", "utf-8")
+    demo.commit_files(study.root, [f"{STUDY}/reconciliation.md"], "cto's row, by the lead", demo.LEAD)
+    cto = status(study.root, "cto@example.org")
+    due = {r["rater"]: r["state"] for r in cto["reconciliation"][0]["rows_due"]}
+    assert due == {"cto": "not-theirs", "logician": "missing", "redteam": "missing"}
+    step = cto["steps"][0]
+    assert "committed by someone else and count for nobody" in step["why"]
+    assert step["command"] == (f'git add {STUDY}/reconciliation.md && git commit -m "Reconciliation: '
+                               f'cto\'s own rows" -- {STUDY}/reconciliation.md')
+    assert cto["verdicts"][0]["verdict"] == "NOT-READY"
+    assert cto["verdicts"][0]["not_ready"] == report_not_ready(study.root)
+    verify = json.loads(run_cli("verify-seal", "--format", "json", cwd=study.root).out)
+    assert [(r["code"], r["rater"], r["cell"]) for r in verify["unattributed_rows"]] == [
+        ("unattributed-row", "cto", "Q6/A/D3")]

@@ -155,12 +155,13 @@ def _reconciliation(study: Study, plan: Plan, pass_id: str, round_id: str, amend
     from aoven_git.commands.disagreements import reconciliation_file
     from aoven_git.readiness import attributed
     from aoven_git.reconciliation import parse_reconciliation
+    from aoven_git.validation import read_limited
 
     file = reconciliation_file(study, plan, pass_id, round_id, amendment)
     full = study.root / file
     if not full.is_file() or full.is_symlink():
         return file, None
-    rec = parse_reconciliation(plan, file, full.read_bytes())
+    rec = parse_reconciliation(plan, file, read_limited(full))
     return file, attributed(rec, seals) if seals is not None else rec
 
 
