@@ -282,7 +282,9 @@ def rater_steps(plan: Plan, rater: str, p: Progress) -> list[Step]:
     """A rater's steps: their study sheets, their reconciliation rows, then their re-scores."""
     if not p.plan_committed:
         return [Step("the lead must commit the plan and the responses before anyone seals")]
-    own = [s for s in p.sheets if s.sheet.rater == rater]
+    # reveals come last: every pass is sealed before any is revealed
+    # (docs/workflow.md, "3. Each rater seals every pass")
+    own = sorted((s for s in p.sheets if s.sheet.rater == rater), key=lambda s: s.state == "sealed")
     steps = [st for s in own if not s.sheet.amendment for st in [sheet_step(plan, s)] if st]
     steps += row_steps(plan, rater, [r for r in p.reconciling if not r.amendment])
     steps += [st for s in own if s.sheet.amendment for st in [sheet_step(plan, s)] if st]

@@ -172,6 +172,13 @@ def test_sealed_by_some_the_sealer_waits_and_the_others_seal(study: demo.Replay)
     assert lead["verdicts"][0]["not_ready"] == report_not_ready(study.root)
     assert any("logician has not sealed" in r for r in lead["verdicts"][0]["not_ready"])
 
+    # logician seals one pass: sealing the other comes before revealing any
+    seal(study, sheet("logician"))
+    logician = status(study.root, "logician@example.org")
+    assert [s["command"] for s in logician["steps"]] == [
+        f"aoven-git sheet --rater logician --pass blinded -o {STUDY}/scores_logician_blinded.md",
+        "aoven-git reveal --rater logician"]
+
 
 def test_all_required_sealed_each_rater_reveals(study: demo.Replay) -> None:
     seal(study, *[s for s in ALL if s.rater != "redteam"])
