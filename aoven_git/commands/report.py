@@ -27,8 +27,10 @@ FAIL_ON = {
 
 def build_report(
     study: Study, *, rev: str | None, round_id: str | None, bootstrap: int, seed: int,
-    work_tree: bool = False,
+    work_tree: bool = False, seals: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The report document. `seals` is verify-seal's document for the revision read, when the
+    caller has it already (`status`: one history read for both); else it is read here."""
     from aoven_git.amendments import explore
     from aoven_git.analysis import analyse
     from aoven_git.naming import classify
@@ -50,7 +52,8 @@ def build_report(
         sheets=checked.sheets,
         reconciliations=reconciliations,
         round_id=round_id,
-        seals=seal_status(study, inputs.commit),
+        seals=seals if seals is not None and seals.get("commit") == inputs.commit else seal_status(
+            study, inputs.commit),
         validation=checked.as_dict(),
         bootstrap=bootstrap,
         seed=seed,

@@ -165,13 +165,15 @@ def _reconciliation(study: Study, plan: Plan, pass_id: str, round_id: str, amend
     return file, attributed(rec, seals) if seals is not None else rec
 
 
-def _verdicts(study: Study, rounds: Sequence[str]) -> tuple[list[Verdict], list[dict[str, Any]]]:
-    """The report of each round in play (no bootstrap: only the verdict and its reasons are read)."""
+def _verdicts(study: Study, rounds: Sequence[str], seals: dict[str, Any] | None
+              ) -> tuple[list[Verdict], list[dict[str, Any]]]:
+    """The report of each round in play (no bootstrap: only the verdict and its reasons are read),
+    on verify-seal's document of HEAD when it was read already."""
     from aoven_git.commands.report import build_report
 
     verdicts, documents = [], []
     for rnd in rounds:
-        doc = build_report(study, rev=None, round_id=rnd, bootstrap=0, seed=0)
+        doc = build_report(study, rev=None, round_id=rnd, bootstrap=0, seed=0, seals=seals)
         documents.append(doc)
         amendments = tuple((str(a.get("id")), str(a.get("verdict")), tuple(a.get("not_ready") or ()))
                            for a in doc.get("amendments", []) or [] if isinstance(a, dict))
@@ -202,7 +204,7 @@ def gather(study: Study, rater: str | None) -> Progress:
     checked = validate_sources(plan, files, root=study.root, symlinks=links)
     written, sealed = _written(checked), _sealed(seals)
     rounds = _rounds(plan, written, sealed)
-    verdicts, documents = _verdicts(study, rounds)
+    verdicts, documents = _verdicts(study, rounds, seals)
     blind = _blind(study, plan, head_paths, documents)
     unblinded = {b.pass_id for b in blind if b.state != "not-blinded"}
     sheets = _sheets(plan, rounds, written, sealed, head_paths, unblinded)
