@@ -37,7 +37,8 @@ class SheetProgress:
     required: bool
     state: SheetState
     path: str
-    problem: str | None = None  # the first validation error of a written sheet
+    #: the first validation error of a written sheet; for a sealed one, that its file is not here
+    problem: str | None = None
     #: required raters who must seal first before this sealed sheet may be revealed (reveal's rule)
     reveal_waits_for: tuple[str, ...] = ()
     blind_pending: bool = False  # a blind pass not blinded yet: there is nothing to score
@@ -175,11 +176,14 @@ def sheet_state(
     written: Mapping[SheetId, tuple[str, str | None]], default_path: str,
 ) -> tuple[SheetState, str, str | None]:
     """(state, path, problem) of one sheet: verify-seal's seals first (a content seal is public, so
-    revealed), then the work-tree file validate checked (`written`: path and first error)."""
+    revealed), then the work-tree file validate checked (`written`: path and first error). A sealed
+    sheet whose file is not in this work tree can only be revealed where it was sealed: said."""
     seal = sealed.get(sheet)
     if seal is not None:
         public = seal.get("kind") == "content" or bool(seal.get("revealed"))
-        return ("revealed" if public else "sealed"), str(seal.get("path") or default_path), None
+        path = written[sheet][0] if sheet in written else default_path  # verify names the seal file
+        absent = None if public or sheet in written else f"the sealed file {path} is not in this work tree"
+        return ("revealed" if public else "sealed"), path, absent
     if sheet in written:
         path, problem = written[sheet]
         return ("written" if problem else "valid"), path, problem
@@ -242,7 +246,8 @@ def sheet_step(plan: Plan, s: SheetProgress) -> Step | None:
     if s.reveal_waits_for:
         return Step(f"{what}: sealed; reveal once {', '.join(s.reveal_waits_for)} "
                     f"{'has' if len(s.reveal_waits_for) == 1 else 'have'} sealed (pull their seals)")
-    return Step(f"{what}: sealed, and everyone it waits for has sealed: reveal it",
+    where = f" ({s.problem}: run it in the clone that sealed it)" if s.problem else ""
+    return Step(f"{what}: sealed, and everyone it waits for has sealed: reveal it{where}",
                 f"aoven-git reveal {args}")
 
 

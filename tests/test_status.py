@@ -190,6 +190,19 @@ def test_all_required_sealed_each_rater_reveals(study: demo.Replay) -> None:
                                                          "aoven-git reveal --rater cto --pass blinded"]
     redteam = status(study.root, "redteam@example.org")
     assert next_command(redteam) == f"aoven-git sheet --rater redteam -o {STUDY}/scores_redteam.md"
+    # a clone without the sealed file (the rater sealed elsewhere): reveal must run where it is
+    moved = study.root / STUDY / "scores_logician.md"
+    kept = moved.read_bytes()
+    moved.unlink()
+    logician = status(study.root, "logician@example.org")
+    row = next(s for s in logician["sheets"] if (s["rater"], s["pass"]) == ("logician", "unblinded"))
+    assert (row["state"], row["problem"]) == (
+        "sealed", f"the sealed file {STUDY}/scores_logician.md is not in this work tree")
+    assert logician["next"] == {
+        "command": "aoven-git reveal --rater logician",
+        "why": f"unblinded/main: sealed, and everyone it waits for has sealed: reveal it (the sealed file "
+               f"{STUDY}/scores_logician.md is not in this work tree: run it in the clone that sealed it)"}
+    moved.write_bytes(kept)
     # the command printed is the one that works, run by cto
     command = next_command(status(study.root, "cto@example.org"))
     res = run_cli(*command.split()[1:], cwd=study.root)
@@ -202,6 +215,8 @@ def test_revealed_a_flagged_cell_without_rows_then_reconciled(study: demo.Replay
     reveal(study, *ALL)
     cto = status(study.root, "cto@example.org")
     assert table(cto) == everyone("revealed")
+    assert {s["path"] for s in cto["sheets"] if s["rater"] == "cto"} == {
+        f"{STUDY}/scores_cto.md", f"{STUDY}/scores_cto_blinded.md"}
     [rec] = cto["reconciliation"]
     assert (rec["pass"], rec["round"], rec["amendment"], rec["file"], rec["flagged"]) == (
         "unblinded", MAIN, None, f"{STUDY}/reconciliation.md", 1)
