@@ -67,10 +67,11 @@ class Reconciling:
     file: str
     flagged: int
     due: tuple[RowDue, ...]
+    problem: str | None = None  # why the file cannot be read or extended (fix it before any row)
 
     def as_dict(self) -> dict[str, Any]:
         return {"pass": self.pass_id, "round": self.round_id, "amendment": self.amendment, "file": self.file,
-                "flagged": self.flagged,
+                "flagged": self.flagged, "problem": self.problem,
                 "rows_due": [{"rater": r.rater, "cell": r.cell, "state": r.state} for r in self.due]}
 
 
@@ -259,6 +260,10 @@ def row_steps(plan: Plan, rater: str, recs: Sequence[Reconciling]) -> list[Step]
         if not mine:
             continue
         cells = ", ".join(d.cell for d in mine)
+        if r.problem:
+            out.append(Step(f"flagged cell(s) {cells} need your row, but {r.problem}: fix that first",
+                            f"aoven-git validate {r.file}"))
+            continue
         scope = f"--pass {r.pass_id}" + (f" --round {r.round_id}" if r.round_id != plan.main_round.id else "")
         scope += f" --amendment {r.amendment}" if r.amendment else ""
         if any(d.state == "missing" for d in mine):

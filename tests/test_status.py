@@ -392,3 +392,27 @@ def test_a_row_committed_by_someone_else_counts_for_nobody(study: demo.Replay) -
     verify = json.loads(run_cli("verify-seal", "--format", "json", cwd=study.root).out)
     assert [(r["code"], r["rater"], r["cell"]) for r in verify["unattributed_rows"]] == [
         ("unattributed-row", "cto", "Q6/A/D3")]
+
+
+def test_an_unreadable_or_doubled_reconciliation_file_is_named_first(study: demo.Replay) -> None:
+    """Bad input: rows cannot be added to a file that is not UTF-8, nor to one of two files for one
+    reconciliation; status names the problem (validate's words) instead of sending the rater to a
+    `disagreements --write` that would refuse, and still exits 0."""
+    seal(study, *ALL)
+    reveal(study, *ALL)
+    path = study.root / STUDY / "reconciliation.md"
+    path.write_bytes(b"\xff\xfe not text")
+    cto = status(study.root, "cto@example.org")
+    [rec] = cto["reconciliation"]
+    assert rec["problem"] == (f"{STUDY}/reconciliation.md:1: not-utf8: not valid UTF-8 (first bad byte at "
+                              "offset 0); save the file as UTF-8")
+    assert cto["next"] == {"command": f"aoven-git validate {STUDY}/reconciliation.md",
+                           "why": f"flagged cell(s) Q6/A/D3 need your row, but {rec['problem']}: fix that "
+                                  "first"}
+    path.write_text("", "utf-8")
+    shutil.copy(path, study.root / STUDY / "reconciliation_main.md")
+    lead = status(study.root, LEAD_EMAIL)
+    [rec] = lead["reconciliation"]
+    assert rec["problem"].startswith(f"{STUDY}/reconciliation.md and {STUDY}/reconciliation_main.md are two "
+                                     "files for one reconciliation")
+    assert lead["steps"][0]["why"].startswith("waiting for cto: flagged cell(s) Q6/A/D3 need your row, but ")

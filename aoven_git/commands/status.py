@@ -142,10 +142,27 @@ def _reconciling(study: Study, plan: Plan, checked: ValidationReport, sheets: Se
         mine = [s for s in pool if s.sheet in public and s.ok]
         flagged = [d for d in flagged_cells(plan, mine, pass_id, round_id)[1] if d.flagged]
         if flagged:
-            file, rec = _reconciliation(study, plan, pass_id, round_id, amendment, seals)
-            due = rows_due(flagged, rec)
-            out.append(Reconciling(pass_id, round_id, amendment, file, len(flagged), due))
+            out.append(_rows(study, plan, (pass_id, round_id, amendment), flagged, seals))
     return out
+
+
+def _rows(study: Study, plan: Plan, scope: tuple[str, str, str | None], flagged: list[Any],
+          seals: Mapping[str, Any] | None) -> Reconciling:
+    """The rows due of one reconciliation, or why its file cannot take them: two files for it
+    (`disagreements --write` refuses), or one its parser cannot read (every row then counts as
+    missing, as the report counts it)."""
+    from aoven_git.naming import reconciliation_path
+
+    pass_id, round_id, amendment = scope
+    try:
+        file, rec = _reconciliation(study, plan, pass_id, round_id, amendment, seals)
+    except AovenError as exc:
+        file = reconciliation_path(plan, pass_id, round_id, amendment)
+        due = rows_due(flagged, None)
+        return Reconciling(pass_id, round_id, amendment, file, len(flagged), due, str(exc))
+    errors = [f for f in (rec.findings if rec is not None else ()) if f.severity == "error"]
+    problem = f"{file}:{errors[0].line}: {errors[0].code}: {errors[0].message}" if errors else None
+    return Reconciling(pass_id, round_id, amendment, file, len(flagged), rows_due(flagged, rec), problem)
 
 
 def _reconciliation(study: Study, plan: Plan, pass_id: str, round_id: str, amendment: str | None,
@@ -209,10 +226,7 @@ def gather(study: Study, rater: str | None) -> Progress:
     unblinded = {b.pass_id for b in blind if b.state != "not-blinded"}
     sheets = _sheets(plan, rounds, written, sealed, head_paths, unblinded)
     plan_path = study.relpath(study.plan_file)
-    try:
-        reconciling = _reconciling(study, plan, checked, sheets, seals, blind)
-    except AovenError:  # two files for one reconciliation: validate and the report name them
-        reconciling = []
+    reconciling = _reconciling(study, plan, checked, sheets, seals, blind)
     progress = Progress(plan.study, who, study.in_git, head, plan_path in head_paths, tuple(sheets),
                         tuple(reconciling), tuple(blind), tuple(verdicts))
     return finish(plan, progress, plan_path)
