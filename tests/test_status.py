@@ -416,3 +416,26 @@ def test_an_unreadable_or_doubled_reconciliation_file_is_named_first(study: demo
     assert rec["problem"].startswith(f"{STUDY}/reconciliation.md and {STUDY}/reconciliation_main.md are two "
                                      "files for one reconciliation")
     assert lead["steps"][0]["why"].startswith("waiting for cto: flagged cell(s) Q6/A/D3 need your row, but ")
+
+
+def test_a_round_someone_started_is_in_play(study: demo.Replay) -> None:
+    """A re-test round declared before scoring appears once someone writes a sheet of it, with its
+    own rows in the table, its own steps (`--round`) and the report's verdict for that round."""
+    plan = study.root / "aoven.yaml"
+    plan.write_text(plan.read_text("utf-8").replace("  # - {id: retest1,", "  - {id: retest1,"), "utf-8")
+    demo.commit_files(study.root, ["aoven.yaml"], "Declare the re-test round before scoring", demo.LEAD)
+    assert {s["round"] for s in status(study.root, "cto@example.org")["sheets"]} == {MAIN}
+    res = run_cli("sheet", "--rater", "cto", "--round", "retest1", "-o", f"{STUDY}/scores_cto_retest1.md",
+                  cwd=study.root)
+    assert res.code == 0, res.output
+    cto = status(study.root, "cto@example.org")
+    retest = {(s["rater"], s["pass"]): s["state"] for s in cto["sheets"] if s["round"] == "retest1"}
+    assert retest == {**everyone("missing"), ("cto", "unblinded"): "written"}
+    commands = [s["command"] for s in cto["steps"]]
+    assert f"aoven-git validate {STUDY}/scores_cto_retest1.md" in commands
+    blank = f"{STUDY}/scores_cto_retest1_blinded.md"
+    assert f"aoven-git sheet --rater cto --pass blinded --round retest1 -o {blank}" in commands
+    assert [v["round"] for v in cto["verdicts"]] == [MAIN, "retest1"]
+    for v in cto["verdicts"]:
+        res = run_cli("report", "--format", "json", "--bootstrap", "0", "--round", v["round"], cwd=study.root)
+        assert v["not_ready"] == json.loads(res.out)["not_ready"]
