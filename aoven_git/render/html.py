@@ -10,7 +10,8 @@ come from numfmt.py, and each section of the page is one function here, in page 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from aoven_git import numfmt
@@ -372,9 +373,8 @@ def _means(report: Mapping[str, Any]) -> str:
     a, b = labels(report)
     caption = (f"Mean score per dimension, {a} vs {b} (lower is better). "
                "Faded bars on a grey band: excluded from the verdict.")
-    missing = means_missing(report)
-    chart = f'<p class="note">{_e(missing)}</p>' if missing else _figure(means_chart(report), caption)
-    return chart + "\n" + _table(means_table(report), "means")
+    return _chart_or_why(means_missing(report), lambda: _figure(means_chart(report), caption),
+                         means_table(report), "means")
 
 
 def _raters(report: Mapping[str, Any]) -> str:
@@ -586,9 +586,16 @@ def _questions(report: Mapping[str, Any]) -> str:
     a, b = labels(report)
     caption = (f"Aggregate per question over the counted dimensions, {a} vs {b}; "
                "under each question: improved counted dimensions (✓ = the question improves).")
-    missing = questions_missing(report)
-    chart = f'<p class="note">{_e(missing)}</p>' if missing else _figure(questions_chart(report), caption)
-    return chart + "\n" + _table(questions_table(report), "questions")
+    return _chart_or_why(questions_missing(report), lambda: _figure(questions_chart(report), caption),
+                         questions_table(report), "questions")
+
+
+def _chart_or_why(missing: str | None, chart: Callable[[], str], table: Table, cls: str) -> str:
+    """The chart above its table; or, when it would have no data, the sentence why in its place
+    (which then also stands for the table's own note: the same thing, said once)."""
+    if missing is None:
+        return chart() + "\n" + _table(table, cls)
+    return f'<p class="note">{_e(missing)}</p>\n' + _table(replace(table, notes=()), cls)
 
 
 #: (anchor, heading, section) in page order; the table of contents is built from it.
