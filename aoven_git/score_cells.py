@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from aoven_git.mdtables import Heading, Table
 from aoven_git.model import CellKey, Findings
-from aoven_git.score_columns import Columns, read_header
+from aoven_git.score_columns import Columns, read_header, spaced_dimension
 from aoven_git.score_ids import BLIND_CONDITION, PlanIds
 
 EMPTY_SCORES = frozenset({"", "-", "–", "—", "?", "_", "…", "..."})
@@ -400,6 +400,15 @@ class _Reader:
         if "sum" in cols.roles and not cols.misspelt and not cols.spaced:
             _check_sum(_col(row, cols.roles["sum"]), scores, f"{q}/{c}", line, self.found)
 
+    def _unknown_dimension(self, line: int, dtext: str) -> None:
+        """`unknown-dimension`, or `spaced-dimension` when it is a dimension id split by a space."""
+        spaced = spaced_dimension(dtext, self.ids)
+        if spaced is None:
+            self.found.error(line, "unknown-dimension", f"dimension {dtext!r} is not in the plan")
+            return
+        self.found.error(line, "spaced-dimension", f'dimension "{dtext.strip()}" looks like {spaced} with a '
+                         f'space inside: write "{spaced}" (the row is not read until then)')
+
     def _long_row(self, p: Placed, line: int, row: list[str], item: tuple[str, str, bool]) -> None:
         q, c, fused = item
         roles = p.cols.roles
@@ -411,7 +420,7 @@ class _Reader:
             return
         d = self.ids.dimension(dtext)
         if d is None:
-            self.found.error(line, "unknown-dimension", f"dimension {dtext!r} is not in the plan")
+            self._unknown_dimension(line, dtext)
             return
         if score is None:
             return

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from aoven_git.score_ids import PlanIds
 
-__all__ = ["ROLE_NAMES", "Columns", "read_header"]
+__all__ = ["ROLE_NAMES", "Columns", "read_header", "spaced_dimension"]
 
 # Header names (lower-cased, trailing ':' and spaces removed) → column role.
 ROLE_NAMES: dict[str, str] = {}
@@ -225,12 +225,17 @@ def _sort_unknown(header: list[str], unknown: list[int], ids: PlanIds, cols: Col
             cols.ignored.append(idx)
 
 
-def _spaced_dimension(raw: str, ids: PlanIds, cols: Columns) -> str | None:
-    """The dimension a header is once the spaces inside it are removed (`D 4`, `L1 - D3`), when the
-    table has no column for it yet: a space splits an id into words no lookup matches."""
-    if not _SPACE_RE.search(raw.strip()):
+def spaced_dimension(text: str, ids: PlanIds) -> str | None:
+    """The dimension `text` is once the spaces inside it are removed (`D 4`, `L1 - D3`), or None:
+    a space splits an id into words no lookup matches (headers, and long-layout Dimension cells)."""
+    if not _SPACE_RE.search(text.strip()):
         return None
-    d = _bare_dimension(_SPACE_RE.sub("", raw), ids)
+    return _bare_dimension(_SPACE_RE.sub("", text), ids)
+
+
+def _spaced_dimension(raw: str, ids: PlanIds, cols: Columns) -> str | None:
+    """`spaced_dimension` of a header, when the table has no column for that dimension yet."""
+    d = spaced_dimension(raw, ids)
     return d if d is not None and d not in cols.dims.values() else None
 
 

@@ -250,3 +250,18 @@ def test_the_hook_names_the_canonical_name_of_a_sheet_in_other_letter_case(tmp_p
     assert res.code == 1
     assert f"{STUDY}/Scores_Cto.md: stray-scores:" in res.err
     assert "(Scores_Cto.md differs from the sheet's file name scores_cto.md only in letter case)" in res.err
+
+
+def test_a_dimension_cell_with_a_space_inside_is_named(example_study: Path) -> None:
+    """The same mistake in a Dimension column (sectioned layout): the row names D4, spaced."""
+    sheet = example_study / STUDY / "scores_redteam.md"
+    lines = sheet.read_text(encoding="utf-8").split("\n")
+    i = next(n for n, line in enumerate(lines) if line.startswith("| D4 |"))
+    lines[i] = lines[i].replace("| D4 |", "| D 4 |", 1)
+    sheet.write_text("\n".join(lines), encoding="utf-8")
+    code, files = _validate(example_study, f"{STUDY}/scores_redteam.md")
+    assert code == 1
+    found = _findings(files, f"{STUDY}/scores_redteam.md")
+    assert (i + 1, "spaced-dimension", 'dimension "D 4" looks like D4 with a space inside: write "D4" (the '
+            "row is not read until then)") in found
+    assert "unknown-dimension" not in [c for _, c, _ in found]
