@@ -83,19 +83,27 @@ def load_report(path: str) -> dict[str, Any]:
 SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".json": "json", ".html": "html", ".htm": "html"}
 
 
+def _accepted() -> str:
+    return ", ".join(SUFFIXES)
+
+
 def output_formats(outputs: tuple[str, ...], fmt: str, explicit: bool) -> list[tuple[str, str]]:
     """(path, format) of each -o. A single file takes --format when it is given, else its suffix's
-    format, else markdown; several files each take their suffix's (checked before anything is
-    computed or written)."""
-    if len(outputs) == 1:
-        found = SUFFIXES.get(Path(outputs[0]).suffix.lower())
-        return [(outputs[0], fmt if explicit or found is None else found)]
+    format, else (no suffix) markdown; several files each take their suffix's. A suffix that names
+    no format we write (`report.pdf`) is refused: the file would hold Markdown under a name that
+    promises something else. Checked before anything is computed or written."""
     out = []
     for path in outputs:
-        found = SUFFIXES.get(Path(path).suffix.lower())
+        suffix = Path(path).suffix.lower()
+        found = SUFFIXES.get(suffix)
+        if found is None and suffix:
+            raise UsageError(f"-o {path}: aoven-git cannot write {suffix} files; the accepted suffixes "
+                             f"are {_accepted()} (or no suffix, with --format)")
+        if len(outputs) == 1:
+            return [(path, fmt if explicit or found is None else found)]
         if found is None:
             raise UsageError(f"-o {path}: with several outputs each file's format comes from its suffix "
-                             "(.md, .json or .html)")
+                             f"({_accepted()})")
         out.append((path, found))
     return out
 
