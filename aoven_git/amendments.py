@@ -121,7 +121,7 @@ def rescored_sheets(
             problems.append(invalid_file(s.path, len(s.errors)))
         found[(sid.pass_id, sid.rater)] = s
     problems += [f"required rater {r.id} has not revealed the re-scores of amendment {a.id} for pass {p}"
-                 for p in a.passes for r in plan.required_raters if (p, r.id) not in found]
+                 for p in a.passes for r in plan.waited_for if (p, r.id) not in found]
     return found, problems
 
 
@@ -251,7 +251,7 @@ def amendment_entry(
         "kappa": {p: {d: after.agreement[p].table[d] for d in dims if d in after.agreement[p].table}
                   for p in change.scope},
         "raters": {p: [r for (q, r) in change.found if q == p] for p in change.scope},
-        "pending_raters": {p: [r.id for r in plan.required_raters if (p, r.id) not in change.found]
+        "pending_raters": {p: [r.id for r in plan.waited_for if (p, r.id) not in change.found]
                            for p in change.scope},
         "excluded_raters": [{"rater": r, "codes": list(c)} for r, c in change.excluded.items()],
         "changed_cells": change.cells,

@@ -43,12 +43,15 @@ from aoven_git.plan_diff import deviations
 from aoven_git.readiness import (
     BlindState,
     Readiness,
+    Scope,
     amendment_folders,
     attributed,
     attribution_note,
     exclusions,
     readiness,
     unblind_sheets,
+    withdrawn_from,
+    withdrawn_kept,
 )
 from aoven_git.reconciliation import consensus_files, flagged_keys, without_raters
 from aoven_git.verdict import (
@@ -135,7 +138,7 @@ def group_sheets(
             rater: {c.key: c.score for c in sheet.cells if c.key in expected and c.score in plan.scale}
             for rater, sheet in ordered.items()
         }
-        pending = [r.id for r in plan.required_raters if r.id not in ordered]
+        pending = [r.id for r in plan.waited_for if r.id not in ordered]
         out[p.id] = PassData(p, ordered, scores, pending)
     return out, problems
 
@@ -327,9 +330,10 @@ def analyse(
     round_id, method = _checked(plan, round_id, bootstrap, interval_method)
     scoped = exclusions(seals, amendment_folders(plan))
     excluded = scoped.get(None, {})
-    sheets = [s for s in sheets if s.sheet.rater not in excluded]
+    withdrawn = withdrawn_kept(seals)
+    sheets = _counted_sheets(sheets, excluded, withdrawn)
     checked = attribution_note(seals, source) is None
-    reconciliations = [attributed(without_raters(r, excluded), seals if checked else None)
+    reconciliations = [attributed(_counted_rows(r, excluded, withdrawn), seals if checked else None)
                        for r in reconciliations]
     known = _earlier_verdicts(plan, round_id, previous_verdicts, sheets=sheets,
                               reconciliations=reconciliations, seals=seals, validation=validation, seed=seed,
@@ -348,6 +352,22 @@ def analyse(
                    [dict(u) for u in (seals or {}).get("unattributed_rows", []) or []],
                    tuple(reconciliations), known, tuple(blind), scoped)
     return ReportData(verdict, document(parts), parts)
+
+
+def _counted_sheets(sheets: Sequence[ScoreSheet], excluded: Collection[str],
+                    withdrawn: Mapping[str, set[Scope]]) -> list[ScoreSheet]:
+    """The sheets that count: not an excluded optional rater's, nor a withdrawn rater's sheet of a
+    pass that was not complete at the withdrawal (docs/plan.md, "Withdrawals")."""
+    return [s for s in sheets if s.sheet.rater not in excluded and not withdrawn_from(
+        withdrawn, s.sheet.rater, (s.sheet.pass_id, s.sheet.round_id, s.sheet.amendment))]
+
+
+def _counted_rows(rec: Reconciliation, excluded: Collection[str],
+                  withdrawn: Mapping[str, set[Scope]]) -> Reconciliation:
+    """`rec` without the rows of raters whose sheets of its pass do not count."""
+    scope = (rec.pass_id, rec.round_id, rec.amendment)
+    gone = {*excluded, *(r for r in withdrawn if withdrawn_from(withdrawn, r, scope))}
+    return without_raters(rec, gone)
 
 
 def _earlier_verdicts(
