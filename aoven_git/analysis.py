@@ -40,6 +40,7 @@ from aoven_git.attribution import CellConsensus, cell_consensus
 from aoven_git.errors import UsageError
 from aoven_git.model import CellKey, Pass, Plan, Reconciliation, ScoreSheet
 from aoven_git.plan_diff import deviations
+from aoven_git.protocol_events import deviations_part
 from aoven_git.readiness import (
     BlindState,
     Readiness,
@@ -350,7 +351,7 @@ def analyse(
     parts = Parts(plan, round_id, passes, kappas, ready, resolutions, verdict, bootstrap, seed, method,
                    dict(source or {}), excluded, consensus, attribution_note(seals, source),
                    [dict(u) for u in (seals or {}).get("unattributed_rows", []) or []],
-                   tuple(reconciliations), known, tuple(blind), scoped)
+                   tuple(reconciliations), known, tuple(blind), scoped, deviations_part(plan, seals))
     return ReportData(verdict, document(parts), parts)
 
 
@@ -430,6 +431,7 @@ class Parts:
     blind: tuple[BlindState, ...] = ()
     #: optional raters excluded for violations, by scope: None (the study) or an amendment id
     exclusions: Mapping[str | None, Mapping[str, list[str]]] = field(default_factory=dict)
+    protocol: Mapping[str, Any] = field(default_factory=dict)  # protocol_events.deviations_part
 
 
 def document(parts: Parts) -> dict[str, Any]:
@@ -477,6 +479,7 @@ def document(parts: Parts) -> dict[str, Any]:
         "source": parts.source or None,
         "excluded_raters": _excluded(parts),
         "deviations": [d.as_dict() for d in deviations(plan)],
+        "protocol_deviations": dict(parts.protocol),
         "reconciliation": _reconciliation(parts),
         "blind_passes": [b.as_dict(b.pass_id in _verdict_passes(plan)) for b in parts.blind],
     }

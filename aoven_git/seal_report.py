@@ -13,6 +13,7 @@ from typing import Any, Literal
 from aoven_git.history import STAGED, History
 from aoven_git.ledger import Ledger, Plaintext, SheetRecord
 from aoven_git.model import Plan, Seal, SheetId, Violation
+from aoven_git.protocol_events import protocol_events
 from aoven_git.seal_rules import findings, joined, judge, unsealed_readers
 from aoven_git.withdrawal_rules import withdrawals
 
@@ -49,6 +50,7 @@ class SealReport:
     rows: list[dict[str, Any]] = field(default_factory=list)  # reconciliation rows and their authors
     unattributed: list[dict[str, Any]] = field(default_factory=list)  # rows not their rater's own
     withdrawals: list[dict[str, Any]] = field(default_factory=list)  # withdrawn raters (withdrawal_rules)
+    protocol_events: list[dict[str, Any]] = field(default_factory=list)  # deviations (protocol_events.py)
 
     @property
     def blocking(self) -> list[Violation]:
@@ -89,6 +91,7 @@ class SealReport:
             "reconciliation_rows": self.rows,
             "unattributed_rows": self.unattributed,
             "withdrawals": self.withdrawals,
+            "protocol_events": self.protocol_events,
         }
 
 
@@ -201,6 +204,7 @@ def check(head_plan: Plan, hist: History, plan_path: str) -> SealReport:
     _seals_and_timeline(led, report)
     report.pending = _pending(led)
     report.withdrawals = _withdrawals(led)
+    report.protocol_events = protocol_events(led, report.forced_reveals, report.excluded, report.violations)
     report.reconciliation_paths = sorted(p for p, r in led.roles.items() if r.kind == "reconciliation")
     report.ledger = led
     signers = led.plan.security.allowed_signers
