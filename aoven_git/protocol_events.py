@@ -7,7 +7,8 @@ steered by the outcome; one made after the reveal of a pass may have been (Laken
 deviation to be reported with its kind: unforeseen event, error, missing information, violated
 assumption, falsified auxiliary hypothesis). Events, in history order:
 
-- ``amendment``: a declared re-scoring entered the plan (its optional ``category``);
+- ``amendment``: a declared re-scoring entered the plan (its optional ``category``; its rationale
+  is in the report's amendments section);
 - ``withdrawal``: a required rater dropped out (its ``category``);
 - ``forced-reveal``: scores committed before every required rater had sealed;
 - ``optional-rater-excluded``: an optional rater's seal violations left their sheets out;
@@ -77,8 +78,7 @@ def _amendments(led: Ledger) -> Iterator[dict[str, Any]]:
         node = _first_listing(led, listed)
         entry = next((x for x in (plan_raw(led, node)[1].get("amendments") or [])
                       if isinstance(x, dict) and x.get("id") == a.id), {}) if node is not None else {}
-        yield _event(led, node, "amendment", f"amendment {a.id}: {a.title}", entry.get("category"),
-                     reason=a.rationale)
+        yield _event(led, node, "amendment", f"amendment {a.id}: {a.title}", entry.get("category"))
 
 
 def _withdrawals(led: Ledger) -> Iterator[dict[str, Any]]:
@@ -137,8 +137,7 @@ def declared_events(plan: Plan) -> list[dict[str, Any]]:
     raw = {a.get("id"): a for a in plan.raw.get("amendments") or [] if isinstance(a, dict)}
     base = {"commit": None, "when": "not verified (no history)", "after_reveal": [], "descriptive": False}
     out = [{"kind": "amendment", "what": f"amendment {a.id}: {a.title}", **base,
-            "category": (raw.get(a.id) or {}).get("category"), "reason": a.rationale}
-           for a in plan.amendments]
+            "category": (raw.get(a.id) or {}).get("category")} for a in plan.amendments]
     return out + [{"kind": "withdrawal", "what": f"rater {w.rater} withdrawn", **base, "category": w.category,
                    "reason": w.reason, "rater": w.rater} for w in plan.withdrawals]
 

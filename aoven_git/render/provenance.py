@@ -245,8 +245,10 @@ def protocol_intro(report: Mapping[str, Any]) -> str:
     n = len(found[0]) if found else 0
     if not n:
         return "No protocol deviation: no amendment, withdrawal, forced reveal, excluded rater or plan edit."
-    return (f"{n} protocol event{'s' if n != 1 else ''}, in the order of history; one made after a "
-            "reveal may have been steered by the outcome.")
+    events = f"{n} protocol event{'s' if n != 1 else ''}"
+    if not any(e.get("commit") for e in found[0]):
+        return f"{events} the plan declares; without a verified history, none is placed among the reveals."
+    return f"{events}, in the order of history; one made after a reveal may have been steered by the outcome."
 
 
 def descriptive_line(report: Mapping[str, Any]) -> str | None:
