@@ -74,12 +74,13 @@ def _entries_at(led: Ledger, node: int) -> dict[str, Any]:
 
 
 def _origins(led: Ledger) -> dict[str, list[int]]:
-    """Per rater, the commits whose plan lists their withdrawal while no parent's plan does."""
+    """Per rater of the plan, the commits whose plan lists their withdrawal while no parent's plan
+    does (an unknown rater is the plan's error to report, and withdraws nobody)."""
     out: dict[str, list[int]] = {}
     for i in led.origins(led.plan_path, "add", "modify"):
         before = [_entries_at(led, q) for q in led.nodes[i].parents]
         for rater in _entries_at(led, i):
-            if not any(rater in b for b in before):
+            if led.plan.rater(rater) is not None and not any(rater in b for b in before):
                 out.setdefault(rater, []).append(i)
     return {r: ledger_mod.minimal(nodes, led.hist) for r, nodes in out.items()}
 
