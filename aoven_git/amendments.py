@@ -40,7 +40,7 @@ from aoven_git.analysis import (
 )
 from aoven_git.attribution import CellConsensus, cell_consensus
 from aoven_git.model import Amendment, CellKey, Plan, Reconciliation, ScoreSheet
-from aoven_git.readiness import invalid_file
+from aoven_git.readiness import invalid_file, withdrawn_from
 from aoven_git.reconciliation import flagged_keys
 from aoven_git.verdict import CellResolution, Verdict
 
@@ -72,8 +72,11 @@ def explore(data: ReportData, amendment_sheets: Sequence[ScoreSheet]) -> ReportD
     entries = []
     for a in parts.plan.amendments:
         out = {**parts.excluded, **parts.exclusions.get(a.id, {})}
+        # a withdrawn rater's re-scores of a pass not complete at the withdrawal do not count
         own = [s for s in amendment_sheets if s.sheet.amendment == a.id
-               and s.sheet.round_id == parts.round_id and s.sheet.rater not in out]
+               and s.sheet.round_id == parts.round_id and s.sheet.rater not in out
+               and not withdrawn_from(parts.withdrawn, s.sheet.rater,
+                                      (s.sheet.pass_id, s.sheet.round_id, a.id))]
         layer, entry = amend(parts, layer, a, own, out)
         entries.append(entry)
     return ReportData(data.verdict, {**data.document, "amendments": entries}, parts)

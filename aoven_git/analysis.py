@@ -351,7 +351,8 @@ def analyse(
     parts = Parts(plan, round_id, passes, kappas, ready, resolutions, verdict, bootstrap, seed, method,
                    dict(source or {}), excluded, consensus, attribution_note(seals, source),
                    [dict(u) for u in (seals or {}).get("unattributed_rows", []) or []],
-                   tuple(reconciliations), known, tuple(blind), scoped, deviations_part(plan, seals))
+                   tuple(reconciliations), known, tuple(blind), scoped, deviations_part(plan, seals),
+                   withdrawn)
     return ReportData(verdict, document(parts), parts)
 
 
@@ -432,6 +433,8 @@ class Parts:
     #: optional raters excluded for violations, by scope: None (the study) or an amendment id
     exclusions: Mapping[str | None, Mapping[str, list[str]]] = field(default_factory=dict)
     protocol: Mapping[str, Any] = field(default_factory=dict)  # protocol_events.deviations_part
+    #: withdrawn raters, each with the (pass, round, amendment) complete at their withdrawal
+    withdrawn: Mapping[str, set[Scope]] = field(default_factory=dict)
 
 
 def document(parts: Parts) -> dict[str, Any]:
