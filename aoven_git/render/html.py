@@ -268,6 +268,10 @@ def _verdict_notes(report: Mapping[str, Any]) -> list[str]:
         parts.append(f'<p class="t-warn"><strong>Reconciliation:</strong> {_plural(ignored, "row")} ignored '
                      "because someone other than the rater it names wrote it (see "
                      '<a href="#reconciliation">Reconciliation</a>).</p>')
+    late = provenance.after_reveal_summary(report)
+    if late:
+        parts.append(f'<p class="t-warn"><strong>Protocol:</strong> {_e(late)} '
+                     '(see <a href="#protocol">Protocol deviations</a>).</p>')
     departures = provenance.deviation_summary(report)
     if departures:
         parts.append(f"<p><strong>Plan:</strong> {_e(departures)} "

@@ -167,6 +167,9 @@ def _md_why(report: Mapping[str, Any]) -> list[str]:
     if ignored:
         lines += [f"⚠️ **Reconciliation:** {_plural(ignored, 'row')} ignored because someone other than "
                   "the rater it names wrote it (see Reconciliation).", ""]
+    late = provenance.after_reveal_summary(report)
+    if late:
+        lines += [f"⚠️ **Protocol:** {md(late)} (see Protocol deviations).", ""]
     departures = provenance.deviation_summary(report)
     if departures:
         lines += [f"📝 **Plan:** {md(departures)} (see Deviations).", ""]

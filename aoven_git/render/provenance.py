@@ -263,3 +263,15 @@ def descriptive_line(report: Mapping[str, Any]) -> str | None:
     many = "edit" if len(edits) == 1 else "edits"
     return (f"Descriptive text edited after the first seal ({len(edits)} {many}, no rule or score "
             f"changed): {shown}.")
+
+
+def after_reveal_summary(report: Mapping[str, Any]) -> str | None:
+    """One line for the verdict block when some protocol event came after a reveal (it may have
+    been steered by the outcome); None otherwise."""
+    found = protocol_part(report)
+    late = [e for e in (found or ([], []))[0] if e.get("after_reveal")]
+    if not late:
+        return None
+    kinds = ", ".join(dict.fromkeys(KIND_WORDS.get(str(e.get("kind")), str(e.get("kind"))) for e in late))
+    many = "deviation" if len(late) == 1 else "deviations"
+    return f"{len(late)} protocol {many} after a reveal ({kinds})"

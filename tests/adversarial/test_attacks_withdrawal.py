@@ -126,6 +126,9 @@ def test_withdrawing_a_rater_after_everyone_revealed_hides_nothing_and_shows_aft
     assert doc["raters"] == {"unblinded": ["cto", "logician", "redteam"]}
     [event] = [e for e in doc["protocol_deviations"]["events"] if e["kind"] == "withdrawal"]
     assert (event["commit"], event["when"]) == (withdrawal, "after the reveal of pass unblinded")
+    with as_identity(identity("lead")):
+        md = run_cli("report", "--format", "markdown", "--bootstrap", "0", cwd=lab.path).out
+    assert "⚠️ **Protocol:** 1 protocol deviation after a reveal (withdrawal) (see Protocol deviations)." in md
 
 
 def test_withdrawing_a_rater_whose_scores_were_force_revealed_is_shown_after_the_reveal(lab: Lab) -> None:
