@@ -266,10 +266,11 @@ def descriptive_line(report: Mapping[str, Any]) -> str | None:
 
 
 def after_reveal_summary(report: Mapping[str, Any]) -> str | None:
-    """One line for the verdict block when some protocol event came after a reveal (it may have
-    been steered by the outcome); None otherwise."""
+    """One line for the verdict block when some protocol event that bears on the pre-registered
+    verdict came after a reveal (it may have been steered by the outcome); None otherwise. An
+    amendment comes after the reveals by design and never changes that verdict (docs/amendments.md)."""
     found = protocol_part(report)
-    late = [e for e in (found or ([], []))[0] if e.get("after_reveal")]
+    late = [e for e in (found or ([], []))[0] if e.get("after_reveal") and e.get("kind") != "amendment"]
     if not late:
         return None
     kinds = ", ".join(dict.fromkeys(KIND_WORDS.get(str(e.get("kind")), str(e.get("kind"))) for e in late))
