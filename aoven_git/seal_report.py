@@ -187,7 +187,7 @@ def _withdrawals(led: Ledger) -> list[dict[str, Any]]:
             "rater": rater, "reason": str(entry.get("reason") or ""), "category": entry.get("category"),
             "commit": led.nodes[w.node].sha, "author": led.nodes[w.node].email,
             "excluded": [_scope_dict(s.pass_id, s.round_id, s.amendment) for s in sealed],
-            "kept": [_scope_dict(*k) for k in w.kept if SheetId(rater, *k) in led.sheets],
+            "kept": [_scope_dict(*k) for k in w.kept],
             "after_reveal": [{**_scope_dict(p, r, a), "commit": led.nodes[n].sha}
                              for p, r, a, n in w.after_reveal],
         })

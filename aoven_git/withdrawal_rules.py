@@ -44,7 +44,8 @@ class WithdrawalPoint:
     rater: str
     nodes: tuple[int, ...]  # withdrawal commits (more than one only on parallel branches)
     entry: Any  # the entry as first committed (plain YAML data)
-    kept: tuple[tuple[str, str, str | None], ...]  # (pass, round, amendment) complete at the withdrawal
+    #: (pass, round, amendment) the rater had sealed, and every required rater too, at the withdrawal
+    kept: tuple[tuple[str, str, str | None], ...]
     after_reveal: tuple[tuple[str, str, str | None, int], ...]  # (pass, round, amendment, reveal node)
 
     @property
@@ -92,13 +93,14 @@ def _scopes(led: Ledger) -> list[tuple[str, str, str | None]]:
     return out + [(p, r.id, a.id) for a in plan.amendments for r in plan.rounds for p in a.passes]
 
 
+def _sealed(led: Ledger, sheet: SheetId, node: int) -> bool:
+    rec = led.sheets.get(sheet)
+    return rec is not None and any(led.at_or_before(p, node) for p in rec.points)
+
+
 def _complete(led: Ledger, scope: tuple[str, str, str | None], node: int, gone: set[str]) -> bool:
     """Every required rater still in the study has sealed this pass at or before `node`."""
-    for r in led.plan.required_raters:
-        rec = led.sheets.get(SheetId(r.id, *scope))
-        if r.id not in gone and not (rec and any(led.at_or_before(p, node) for p in rec.points)):
-            return False
-    return True
+    return all(r.id in gone or _sealed(led, SheetId(r.id, *scope), node) for r in led.plan.required_raters)
 
 
 def _revealed_before(led: Ledger, node: int) -> tuple[tuple[str, str, str | None, int], ...]:
@@ -121,7 +123,8 @@ def withdrawals(led: Ledger) -> dict[str, WithdrawalPoint]:
     for rater, nodes in origins:
         node = nodes[0]
         gone = {r for r, w in out.items() if led.at_or_before(w.node, node)}
-        kept = tuple(s for s in _scopes(led) if _complete(led, s, node, gone))
+        kept = tuple(s for s in _scopes(led) if _sealed(led, SheetId(rater, *s), node)
+                     and _complete(led, s, node, gone))
         out[rater] = WithdrawalPoint(rater, tuple(nodes), _entries_at(led, node)[rater], kept,
                                      _revealed_before(led, node))
     led._withdrawals = out  # type: ignore[attr-defined]
