@@ -86,6 +86,9 @@ def test_a_study_whose_required_rater_withdraws_after_the_others_sealed_complete
         ("redteam", "unforeseen", "left the company", commit)
     assert (w["excluded"], w["kept"], w["after_reveal"]) == ([], [], [])
 
+    text = run_cli("verify-seal", cwd=lab.path)
+    assert f"  withdrawn redteam in {commit[:10]}: unforeseen, left the company; no longer waited for" \
+        in text.out
     doc = report_json(lab)
     assert doc["verdict"] != "NOT-READY", doc["not_ready"]
     assert doc["raters"] == {"unblinded": ["cto", "logician"]}
@@ -155,6 +158,24 @@ def test_a_pass_complete_at_the_withdrawal_keeps_the_raters_scores(lab: Lab) -> 
     assert (w["kept"], w["excluded"]) == ([{"pass": "first", "round": "main"}], [])
     doc = report_json(lab)
     assert doc["raters"] == {"first": ["cto", "logician", "redteam"], "second": ["cto", "logician"]}
+
+
+def test_a_seal_made_after_the_withdrawal_counts_nowhere(lab: Lab) -> None:
+    """The optional red team is withdrawn while the pass is complete without them, then seals
+    anyway: nothing they seal after their withdrawal enters the study."""
+    lab.start(PLAN)
+    lab.seal("cto", (1, 2))
+    lab.seal("logician", (1, 2))
+    withdraw(lab, PLAN)
+    lab.seal("redteam", (3, 3))
+    for rater in ("cto", "logician", "redteam"):
+        put_sheet(lab, rater)
+        assert reveal(lab, rater).code == 0, rater
+    res, data = lab.verify()
+    assert (res.code, data["violations"]) == (0, [])
+    w = data["withdrawals"][0]
+    assert (w["excluded"], w["kept"]) == ([{"pass": "unblinded", "round": "main"}], [])
+    assert report_json(lab)["raters"] == {"unblinded": ["cto", "logician"]}
 
 
 def test_the_hook_accepts_the_withdrawal_commit_and_the_reveals_after_it(lab: Lab) -> None:
