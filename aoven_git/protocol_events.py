@@ -24,7 +24,6 @@ from typing import Any
 from aoven_git.frozen_rules import plan_raw
 from aoven_git.ledger import Ledger
 from aoven_git.model import Plan, Violation
-from aoven_git.plan_diff import descriptive, plan_differences
 from aoven_git.withdrawal_rules import KEY as WITHDRAWALS
 from aoven_git.withdrawal_rules import withdrawals
 
@@ -109,6 +108,8 @@ def _excluded(led: Ledger, excluded: Mapping[str, list[str]],
 def _plan_edits(led: Ledger) -> Iterator[dict[str, Any]]:
     """Every plan change after the first seal besides amendments and withdrawals, one event per
     changed key path (descriptive text marked)."""
+    from aoven_git.plan_diff import descriptive, plan_differences  # not on the hook's path
+
     for i in led.origins(led.plan_path, "add", "modify"):
         parents = led.nodes[i].parents
         if not parents or not led.after_first_seal(parents[0]):
