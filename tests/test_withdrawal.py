@@ -160,6 +160,22 @@ def test_a_pass_complete_at_the_withdrawal_keeps_the_raters_scores(lab: Lab) -> 
     assert doc["raters"] == {"first": ["cto", "logician", "redteam"], "second": ["cto", "logician"]}
 
 
+def test_reveal_still_waits_for_the_others_but_no_longer_names_the_withdrawn_rater(lab: Lab) -> None:
+    lab.start(THREE)
+    lab.seal("cto")
+    withdraw(lab, THREE)
+    put_sheet(lab, "cto")
+    before = lab.snapshot()
+    refused = reveal(lab, "cto")
+    assert refused.code == 1, refused.output
+    assert "missing: logician (logician/unblinded/main)" in refused.output
+    assert "redteam" not in refused.output
+    assert lab.snapshot() == before
+    res, data = lab.verify()
+    assert (res.code, data["status"]) == (0, "pending")
+    assert [p["rater"] for p in data["pending"]] == ["logician"]
+
+
 def test_a_seal_made_after_the_withdrawal_counts_nowhere(lab: Lab) -> None:
     """The optional red team is withdrawn while the pass is complete without them, then seals
     anyway: nothing they seal after their withdrawal enters the study."""
