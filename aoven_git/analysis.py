@@ -40,15 +40,19 @@ from aoven_git.attribution import CellConsensus, cell_consensus
 from aoven_git.errors import UsageError
 from aoven_git.model import CellKey, Pass, Plan, Reconciliation, ScoreSheet
 from aoven_git.plan_diff import deviations
+from aoven_git.protocol_events import deviations_part
 from aoven_git.readiness import (
     BlindState,
     Readiness,
+    Scope,
     amendment_folders,
     attributed,
     attribution_note,
     exclusions,
     readiness,
     unblind_sheets,
+    withdrawn_from,
+    withdrawn_kept,
 )
 from aoven_git.reconciliation import consensus_files, flagged_keys, without_raters
 from aoven_git.verdict import (
@@ -135,7 +139,7 @@ def group_sheets(
             rater: {c.key: c.score for c in sheet.cells if c.key in expected and c.score in plan.scale}
             for rater, sheet in ordered.items()
         }
-        pending = [r.id for r in plan.required_raters if r.id not in ordered]
+        pending = [r.id for r in plan.waited_for if r.id not in ordered]
         out[p.id] = PassData(p, ordered, scores, pending)
     return out, problems
 
@@ -327,9 +331,10 @@ def analyse(
     round_id, method = _checked(plan, round_id, bootstrap, interval_method)
     scoped = exclusions(seals, amendment_folders(plan))
     excluded = scoped.get(None, {})
-    sheets = [s for s in sheets if s.sheet.rater not in excluded]
+    withdrawn = withdrawn_kept(seals)
+    sheets = _counted_sheets(sheets, excluded, withdrawn)
     checked = attribution_note(seals, source) is None
-    reconciliations = [attributed(without_raters(r, excluded), seals if checked else None)
+    reconciliations = [attributed(_counted_rows(r, excluded, withdrawn), seals if checked else None)
                        for r in reconciliations]
     known = _earlier_verdicts(plan, round_id, previous_verdicts, sheets=sheets,
                               reconciliations=reconciliations, seals=seals, validation=validation, seed=seed,
@@ -346,8 +351,25 @@ def analyse(
     parts = Parts(plan, round_id, passes, kappas, ready, resolutions, verdict, bootstrap, seed, method,
                    dict(source or {}), excluded, consensus, attribution_note(seals, source),
                    [dict(u) for u in (seals or {}).get("unattributed_rows", []) or []],
-                   tuple(reconciliations), known, tuple(blind), scoped)
+                   tuple(reconciliations), known, tuple(blind), scoped, deviations_part(plan, seals),
+                   withdrawn)
     return ReportData(verdict, document(parts), parts)
+
+
+def _counted_sheets(sheets: Sequence[ScoreSheet], excluded: Collection[str],
+                    withdrawn: Mapping[str, set[Scope]]) -> list[ScoreSheet]:
+    """The sheets that count: not an excluded optional rater's, nor a withdrawn rater's sheet of a
+    pass that was not complete at the withdrawal (docs/plan.md, "Withdrawals")."""
+    return [s for s in sheets if s.sheet.rater not in excluded and not withdrawn_from(
+        withdrawn, s.sheet.rater, (s.sheet.pass_id, s.sheet.round_id, s.sheet.amendment))]
+
+
+def _counted_rows(rec: Reconciliation, excluded: Collection[str],
+                  withdrawn: Mapping[str, set[Scope]]) -> Reconciliation:
+    """`rec` without the rows of raters whose sheets of its pass do not count."""
+    scope = (rec.pass_id, rec.round_id, rec.amendment)
+    gone = {*excluded, *(r for r in withdrawn if withdrawn_from(withdrawn, r, scope))}
+    return without_raters(rec, gone)
 
 
 def _earlier_verdicts(
@@ -410,6 +432,9 @@ class Parts:
     blind: tuple[BlindState, ...] = ()
     #: optional raters excluded for violations, by scope: None (the study) or an amendment id
     exclusions: Mapping[str | None, Mapping[str, list[str]]] = field(default_factory=dict)
+    protocol: Mapping[str, Any] = field(default_factory=dict)  # protocol_events.deviations_part
+    #: withdrawn raters, each with the (pass, round, amendment) complete at their withdrawal
+    withdrawn: Mapping[str, set[Scope]] = field(default_factory=dict)
 
 
 def document(parts: Parts) -> dict[str, Any]:
@@ -457,6 +482,7 @@ def document(parts: Parts) -> dict[str, Any]:
         "source": parts.source or None,
         "excluded_raters": _excluded(parts),
         "deviations": [d.as_dict() for d in deviations(plan)],
+        "protocol_deviations": dict(parts.protocol),
         "reconciliation": _reconciliation(parts),
         "blind_passes": [b.as_dict(b.pass_id in _verdict_passes(plan)) for b in parts.blind],
     }

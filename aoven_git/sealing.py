@@ -506,12 +506,12 @@ class RevealResult:
 def unsealed_sheets(plan: Plan, sheet: SheetId, head_paths: set[str]) -> list[SheetId]:
     """Per required rater, the first sheet that must be sealed before this one is readable
     (`seal_rules.must_precede`: overlapping study passes; for re-scores also the amendment's own)
-    and is neither sealed nor committed in HEAD."""
+    and is neither sealed nor committed in HEAD. A withdrawn rater is waited for no longer."""
     from aoven_git.seal_rules import must_precede
 
     _passes_of(plan, sheet.amendment)  # an unknown amendment is a usage error
     out = []
-    for r in plan.required_raters:
+    for r in plan.waited_for:
         if r.id == sheet.rater:
             continue
         out += [other for other in must_precede(plan, r.id, sheet.pass_id, sheet.round_id, sheet.amendment)

@@ -274,6 +274,10 @@ def _verdict_notes(report: Mapping[str, Any]) -> list[str]:
         parts.append(f'<p class="t-warn"><strong>Reconciliation:</strong> {_plural(ignored, "row")} ignored '
                      "because someone other than the rater it names wrote it (see "
                      '<a href="#reconciliation">Reconciliation</a>).</p>')
+    late = provenance.after_reveal_summary(report)
+    if late:
+        parts.append(f'<p class="t-warn"><strong>Protocol:</strong> {_e(late)} '
+                     '(see <a href="#protocol">Protocol deviations</a>).</p>')
     departures = provenance.deviation_summary(report)
     if departures:
         parts.append(f"<p><strong>Plan:</strong> {_e(departures)} "
@@ -356,17 +360,32 @@ def _rules(report: Mapping[str, Any]) -> str:
     return _table(rules_table(report), "rules")
 
 
+def _protocol(report: Mapping[str, Any]) -> str:
+    """Protocol events, then the descriptive edits in one line."""
+    out = [f"<p>{_e(provenance.protocol_intro(report))}</p>"]
+    table = provenance.protocol_table(report)
+    if table.rows:
+        out.append(_table(table, "protocol"))
+    descriptive = provenance.descriptive_line(report)
+    if descriptive:
+        out.append(f'<p class="note">{_e(descriptive)}</p>')
+    return "\n".join(out)
+
+
 def _deviations(report: Mapping[str, Any]) -> str:
     found = provenance.deviations(report) or []
-    intro = f"<p>{_e(provenance.deviations_intro(len(found)))}</p>"
-    if not found:
-        return intro
+    protocol = [d for d in found if not d.descriptive]
+    intro = f"<p>{_e(provenance.deviations_intro(len(protocol), len(found) - len(protocol)))}</p>"
+    descriptive = provenance.descriptive_defaults(found)
+    tail = f'\n<p class="note">{_e(descriptive)}</p>' if descriptive else ""
+    if not protocol:
+        return intro + tail
     items = "".join(f"<li>{_code(d.path)}: {_e(d.text)}" + (f' <span class="note">· line {d.line}</span>'
                                                              if d.line is not None else "") + "</li>"
-                    for d in found)
-    n = len(found)
+                    for d in protocol)
+    n = len(protocol)
     listed = _fold(f"{_plural(n, 'departure')} from the defaults", f'<ul class="deviations">{items}</ul>', n)
-    return f"{intro}\n{listed}"
+    return f"{intro}\n{listed}{tail}"
 
 
 def _means(report: Mapping[str, Any]) -> str:
@@ -600,7 +619,8 @@ def _chart_or_why(missing: str | None, chart: Callable[[], str], table: Table, c
 
 #: (anchor, heading, section) in page order; the table of contents is built from it.
 SECTIONS = (
-    ("rules", "Rules", _rules), ("deviations", "Deviations from the published defaults", _deviations),
+    ("rules", "Rules", _rules), ("protocol", "Protocol deviations", _protocol),
+    ("deviations", "Deviations from the published defaults", _deviations),
     ("means", "Means per dimension", _means), ("raters", "Raters", _raters),
     ("agreement", "Agreement (weighted κ)", _agreement), ("cells", "Flagged and contested cells", _cells),
     ("reconciliation", "Reconciliation", _reconciliation),
@@ -609,7 +629,7 @@ SECTIONS = (
     ("validation", "Validation", _validation), ("questions", "Questions", _questions),
 )
 #: sections shown only when the document has their key (older documents have no such section)
-OPTIONAL = {"deviations": "deviations", "reconciliation": "reconciliation"}
+OPTIONAL = {"deviations": "deviations", "reconciliation": "reconciliation", "protocol": "protocol_deviations"}
 #: sections shown only when their key lists something (a plan without amendments has no section)
 NONEMPTY = {"amendments"}
 TOC_NAMES = {"deviations": "Deviations"}

@@ -170,6 +170,9 @@ def _md_why(report: Mapping[str, Any]) -> list[str]:
     if ignored:
         lines += [f"⚠️ **Reconciliation:** {_plural(ignored, 'row')} ignored because someone other than "
                   "the rater it names wrote it (see Reconciliation).", ""]
+    late = provenance.after_reveal_summary(report)
+    if late:
+        lines += [f"⚠️ **Protocol:** {md(late)} (see Protocol deviations).", ""]
     departures = provenance.deviation_summary(report)
     if departures:
         lines += [f"📝 **Plan:** {md(departures)} (see Deviations).", ""]
@@ -215,16 +218,32 @@ def _md_rules(report: Mapping[str, Any]) -> list[str]:
     return ["## Rules", "", *md_table(rules_table(report)), ""]
 
 
+def _md_protocol(report: Mapping[str, Any]) -> list[str]:
+    """Protocol events (amendments, withdrawals, forced reveals, excluded raters, plan edits after the
+    first seal), then the descriptive edits in one line."""
+    if provenance.protocol_part(report) is None:
+        return []
+    table = provenance.protocol_table(report)
+    lines = ["## Protocol deviations", "", md(provenance.protocol_intro(report)), ""]
+    if table.rows:
+        lines += [*md_table(table), ""]
+    descriptive = provenance.descriptive_line(report)
+    return lines + ([md(descriptive), ""] if descriptive else [])
+
+
 def _md_deviations(report: Mapping[str, Any]) -> list[str]:
     found = provenance.deviations(report)
     if found is None:
         return []
-    lines = ["## Deviations from the published defaults", "", md(provenance.deviations_intro(len(found))), ""]
-    if not found:
-        return lines
+    protocol = [d for d in found if not d.descriptive]
+    intro = provenance.deviations_intro(len(protocol), len(found) - len(protocol))
+    lines = ["## Deviations from the published defaults", "", md(intro), ""]
     items = [f"- {md_code(d.path)}: {md(d.text)}" + (f" · line {d.line}" if d.line is not None else "")
-             for d in found]
-    return lines + _folded(f"{_plural(len(found), 'departure')} from the defaults", items, len(items))
+             for d in protocol]
+    if items:
+        lines += _folded(f"{_plural(len(items), 'departure')} from the defaults", items, len(items))
+    descriptive = provenance.descriptive_defaults(found)
+    return lines + ([md(descriptive), ""] if descriptive else [])
 
 
 def _md_means(report: Mapping[str, Any]) -> list[str]:
@@ -472,8 +491,9 @@ def _md_footer(report: Mapping[str, Any]) -> list[str]:
 
 
 SECTIONS = (_md_title, _md_source, _md_heading, _md_why, _md_contest_and_retest, _md_exploratory_line,
-            _md_rules, _md_deviations, _md_means, _md_raters, _md_agreement, _md_cells, _md_reconciliation,
-            _md_amendments, _md_self_bias, _md_blinding, _md_seals, _md_validation, _md_questions, _md_footer)
+            _md_rules, _md_protocol, _md_deviations, _md_means, _md_raters, _md_agreement, _md_cells,
+            _md_reconciliation, _md_amendments, _md_self_bias, _md_blinding, _md_seals, _md_validation,
+            _md_questions, _md_footer)
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:
