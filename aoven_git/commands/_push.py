@@ -1,0 +1,139 @@
+"""`--push` for `seal`, `reveal`, `unblind` and `disagreements --write`: pull with rebase, commit,
+push (docs/workflow.md, "A team without GitHub").
+
+Pulling comes first because what these commands may do depends on what the others have pushed:
+`reveal` and `unblind` wait for every required seal, `seal` refuses once another rater's scores are
+readable. Nothing is half-done: when the pull cannot run (no upstream, the remote unreachable,
+uncommitted changes, a conflict) the command refuses before committing anything. A push the remote
+rejects because someone pushed in between is retried once, after pulling again; after that the
+commit stays here, and the message says what happened and what to run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from aoven_git import gitio
+from aoven_git.commands._common import Study
+from aoven_git.errors import FindingsError, UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+NOTHING = "Nothing was committed."
+
+
+def push_option(func: F) -> F:
+    return click.option(
+        "--push", is_flag=True,
+        help="Pull with rebase first, then commit and push (a rejected push is retried once).")(func)
+
+
+@dataclass(frozen=True)
+class Upstream:
+    remote: str
+    branch: str  # the branch on the remote
+    ref: str  # the local remote-tracking ref
+
+
+@dataclass(frozen=True)
+class Held:
+    """A file the command itself edits (a reconciliation file), carried across the rebase."""
+
+    path: str
+    ours: bytes
+    merged: bytes
+
+
+def pull(study: Study, carry: tuple[str, ...] = ()) -> Upstream:
+    """Fetch the upstream and rebase the branch onto it, before anything is committed; `carry`
+    are files the command edits itself, merged with what the others pushed. The plan is read
+    again afterwards: the pull may have brought a newer one."""
+    up = _pull(study.root, carry)
+    study.__dict__.pop("plan", None)  # the cached_property, read again on next use
+    return up
+
+
+def _pull(root: Path, carry: tuple[str, ...]) -> Upstream:
+    found = gitio.upstream(root)
+    if found is None:
+        raise UsageError("--push: the current branch has no upstream to pull from and push to: set "
+                         "one (`git push -u <remote> <branch>` or `git branch --set-upstream-to="
+                         f"<remote>/<branch>`) or leave out --push. {NOTHING}")
+    up = Upstream(*found)
+    err = gitio.fetch(root, up.remote)
+    if err:
+        raise UsageError(f"--push: could not fetch from {up.remote}: {err}. {NOTHING}")
+    dirty = sorted(p for p in gitio.tracked_changes(root) if p not in carry)
+    if dirty:
+        raise FindingsError(f"--push: uncommitted changes to {', '.join(dirty[:5])} would stop the pull "
+                            f"with rebase: commit or stash them first. {NOTHING}")
+    held = [h for p in carry if (h := _hold(root, p, up)) is not None]
+    err = gitio.rebase_onto(root, up.ref)
+    for h in held:
+        (root / h.path).write_bytes(h.ours if err else h.merged)
+    if err:
+        raise FindingsError(f"--push: pulling {up.remote}/{up.branch} with rebase failed ({err}): your "
+                            f"unpushed commits conflict with it. {NOTHING} Run `git pull --rebase`, "
+                            "resolve, then run the command again.")
+    return up
+
+
+def _hold(root: Path, path: str, up: Upstream) -> Held | None:
+    """Merge our uncommitted version of `path` with the upstream's in memory (three-way, HEAD as
+    the base) and set the file back to HEAD's for the rebase; a conflict refuses, changing
+    nothing. None when there is nothing of ours to carry."""
+    full = root / path
+    if not full.is_file():
+        return None
+    ours = full.read_bytes()
+    found = gitio.head_blobs(root, [path])
+    base = found.get(path)
+    theirs = gitio.head_blobs(root, [path], rev=up.ref).get(path)
+    if ours == base or (base is None and theirs is None):
+        return None  # unchanged, or a new file the rebase does not touch
+    merged, clean = (ours, True) if theirs == base else gitio.merge_three(ours, base or b"", theirs or b"")
+    if not clean:
+        raise FindingsError(f"--push: {path} was changed on {up.remote}/{up.branch} too, on the same "
+                            f"lines as yours. {NOTHING} Run `git stash && git pull --rebase && git stash "
+                            "pop`, resolve the file, then run the command again.")
+    if base is None:
+        full.unlink()
+    else:
+        gitio.checkout_head(root, path)
+    return Held(path, ours, merged)
+
+
+def push(root: Path, up: Upstream, recheck: Callable[[], str | None] | None = None) -> str:
+    """Push HEAD to the upstream; when rejected because someone pushed first, pull with rebase
+    once more (then `recheck` may still refuse: it returns why) and push again. Returns what to
+    tell the user; raises, with the commit kept here, when it could not push."""
+    rejected, err = gitio.push(root, up.remote, up.branch)
+    if err is None:
+        return f"pushed {_head(root)} to {up.remote}/{up.branch}"
+    kept = f"Your commit {_head(root)} is here, not pushed"
+    if not rejected:
+        raise FindingsError(f"--push: the push to {up.remote} failed: {err}. {kept}: run `git push` "
+                            "once the remote can be reached.")
+    err = gitio.fetch(root, up.remote) or gitio.rebase_onto(root, up.ref)
+    if err:
+        raise FindingsError(f"--push: someone pushed to {up.remote}/{up.branch} first, and pulling it "
+                            f"with rebase failed ({err}). {kept}: run `git pull --rebase`, resolve, then "
+                            "`git push`.")
+    problem = recheck() if recheck else None
+    if problem:
+        raise FindingsError(f"--push: someone pushed to {up.remote}/{up.branch} first; after pulling it, "
+                            f"{problem}. {kept}.")
+    rejected, err = gitio.push(root, up.remote, up.branch)
+    if err is not None:
+        raise FindingsError(f"--push: the push to {up.remote}/{up.branch} was refused again ({err}). "
+                            f"{kept}, on top of theirs: run `git pull --rebase && git push`.")
+    return (f"pushed {_head(root)} to {up.remote}/{up.branch} (someone had pushed first: pulled with "
+            "rebase and pushed again)")
+
+
+def _head(root: Path) -> str:
+    return (gitio.head_commit(root) or "")[:10]
