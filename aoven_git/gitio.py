@@ -550,11 +550,13 @@ def changed_against_head(root: str | Path, path: str, *, untracked: bool = False
     return bool(proc.stdout.strip(b"\0"))
 
 
-def merge_three(ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes, bool]:
-    """A three-way merge of one file's contents (`git merge-file -p`): (merged bytes, clean)."""
+def merge_three(ours: bytes, base: bytes, theirs: bytes, *, union: bool = False) -> tuple[bytes, bool]:
+    """A three-way merge of one file's contents (`git merge-file -p`): (merged bytes, clean).
+    With `union`, conflicting hunks keep both sides' lines (ours first) instead of markers."""
     paths = [write_temp(data, "aoven-merge-") for data in (ours, base, theirs)]
     try:
-        proc = run_git(["merge-file", "-p", "-q", *map(str, paths)], paths[0].parent, check=False)
+        args = ["merge-file", "-p", "-q", *(["--union"] if union else []), *map(str, paths)]
+        proc = run_git(args, paths[0].parent, check=False)
     finally:
         for p in paths:
             p.unlink(missing_ok=True)

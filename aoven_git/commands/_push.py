@@ -40,6 +40,18 @@ class Upstream:
 
 
 @dataclass(frozen=True)
+class Carried:
+    """A file the command edits itself, whose uncommitted version is merged with the upstream's:
+    `base` stands for HEAD's version when HEAD has none (the empty file the command would write);
+    when a line merge conflicts, both sides' lines are kept only if `check` finds nothing wrong
+    with the result (it returns why not)."""
+
+    path: str
+    base: bytes
+    check: Callable[[bytes], str | None]
+
+
+@dataclass(frozen=True)
 class Held:
     """A file the command itself edits (a reconciliation file), carried across the rebase."""
 
@@ -48,7 +60,7 @@ class Held:
     merged: bytes
 
 
-def pull(study: Study, carry: tuple[str, ...] = ()) -> Upstream:
+def pull(study: Study, carry: tuple[Carried, ...] = ()) -> Upstream:
     """Fetch the upstream and rebase the branch onto it, before anything is committed; `carry`
     are files the command edits itself, merged with what the others pushed. The plan is read
     again afterwards: the pull may have brought a newer one."""
@@ -57,7 +69,7 @@ def pull(study: Study, carry: tuple[str, ...] = ()) -> Upstream:
     return up
 
 
-def _pull(root: Path, carry: tuple[str, ...]) -> Upstream:
+def _pull(root: Path, carry: tuple[Carried, ...]) -> Upstream:
     found = gitio.upstream(root)
     if found is None:
         raise UsageError("--push: the current branch has no upstream to pull from and push to: set "
@@ -67,11 +79,11 @@ def _pull(root: Path, carry: tuple[str, ...]) -> Upstream:
     err = gitio.fetch(root, up.remote)
     if err:
         raise UsageError(f"--push: could not fetch from {up.remote}: {err}. {NOTHING}")
-    dirty = sorted(p for p in gitio.tracked_changes(root) if p not in carry)
+    dirty = sorted(set(gitio.tracked_changes(root)) - {c.path for c in carry})
     if dirty:
         raise FindingsError(f"--push: uncommitted changes to {', '.join(dirty[:5])} would stop the pull "
                             f"with rebase: commit or stash them first. {NOTHING}")
-    held = [h for p in carry if (h := _hold(root, p, up)) is not None]
+    held = [h for c in carry if (h := _hold(root, c, up)) is not None]
     err = gitio.rebase_onto(root, up.ref)
     for h in held:
         (root / h.path).write_bytes(h.ours if err else h.merged)
@@ -82,29 +94,40 @@ def _pull(root: Path, carry: tuple[str, ...]) -> Upstream:
     return up
 
 
-def _hold(root: Path, path: str, up: Upstream) -> Held | None:
-    """Merge our uncommitted version of `path` with the upstream's in memory (three-way, HEAD as
-    the base) and set the file back to HEAD's for the rebase; a conflict refuses, changing
-    nothing. None when there is nothing of ours to carry."""
+def _hold(root: Path, carried: Carried, up: Upstream) -> Held | None:
+    """Merge our uncommitted version of a carried file with the upstream's in memory (three-way)
+    and set the file back to HEAD's for the rebase; a conflict refuses, changing nothing. None
+    when there is nothing of ours to carry."""
+    path = carried.path
     full = root / path
     if not full.is_file():
         return None
     ours = full.read_bytes()
-    found = gitio.head_blobs(root, [path])
-    base = found.get(path)
+    base = gitio.head_blobs(root, [path]).get(path)
     theirs = gitio.head_blobs(root, [path], rev=up.ref).get(path)
     if ours == base or (base is None and theirs is None):
         return None  # unchanged, or a new file the rebase does not touch
-    merged, clean = (ours, True) if theirs == base else gitio.merge_three(ours, base or b"", theirs or b"")
-    if not clean:
-        raise FindingsError(f"--push: {path} was changed on {up.remote}/{up.branch} too, on the same "
-                            f"lines as yours. {NOTHING} Run `git stash && git pull --rebase && git stash "
-                            "pop`, resolve the file, then run the command again.")
+    merged = ours if theirs == base else _merge(carried, ours, base, theirs or b"", up)
     if base is None:
         full.unlink()
     else:
         gitio.checkout_head(root, path)
     return Held(path, ours, merged)
+
+
+def _merge(carried: Carried, ours: bytes, base: bytes | None, theirs: bytes, up: Upstream) -> bytes:
+    """A line merge; where both sides added lines at the same place, both sides' lines when the
+    command's own check accepts the result."""
+    merged, clean = gitio.merge_three(ours, carried.base if base is None else base, theirs)
+    if clean:
+        return merged
+    merged, _ = gitio.merge_three(ours, carried.base if base is None else base, theirs, union=True)
+    why = carried.check(merged)
+    if why is None:
+        return merged
+    raise FindingsError(f"--push: {carried.path} was changed on {up.remote}/{up.branch} too, and the two "
+                        f"cannot be merged ({why}). {NOTHING} Run `git stash && git pull --rebase && git "
+                        "stash pop`, resolve the file, then run the command again.")
 
 
 def push(root: Path, up: Upstream, recheck: Callable[[], str | None] | None = None) -> str:

@@ -313,9 +313,25 @@ def _pull_for_write(study: Study, pass_id: str, round_id: str, amendment: str | 
     the reconciliation file across (merged with the rows others pushed; a conflict refuses)."""
     from aoven_git.commands import _push
 
-    writing_rater(study, study.plan, rater)  # usage errors before anything changes
-    rel = reconciliation_file(study, study.plan, pass_id, round_id, amendment)
-    return _push.pull(study, carry=(rel,))
+    plan = study.plan
+    writing_rater(study, plan, rater)  # usage errors before anything changes
+    rel = reconciliation_file(study, plan, pass_id, round_id, amendment)
+    empty = _template(plan, pass_id, round_id, [], "\n", amendment).encode("utf-8")
+    carried = _push.Carried(rel, empty, lambda data: _merged_rows_problem(plan, rel, data))
+    return _push.pull(study, carry=(carried,))
+
+
+def _merged_rows_problem(plan: Plan, path: str, data: bytes) -> str | None:
+    """Two raters' rows merged line by line must still be one row per cell and rater: when both
+    sides changed the same row, say so instead of keeping both."""
+    seen: set[tuple[str, str]] = set()
+    twice = []
+    for r in parse_reconciliation(plan, path, data).rows:
+        key = (str(r.key), r.rater)
+        if key in seen:
+            twice.append(f"{key[0]} ({key[1]})")
+        seen.add(key)
+    return f"both sides have a row for {', '.join(twice[:3])}" if twice else None
 
 
 def _commit_and_push(study: Study, up: Upstream, path: str | None, rater: str, pass_id: str,
