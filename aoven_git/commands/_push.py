@@ -35,8 +35,13 @@ def push_option(func: F) -> F:
 @dataclass(frozen=True)
 class Upstream:
     remote: str
-    branch: str  # the branch on the remote
+    branch: str  # the branch on the remote (refs/heads/…)
     ref: str  # the local remote-tracking ref
+
+    @property
+    def name(self) -> str:
+        """As people write it: origin/main."""
+        return f"{self.remote}/{self.branch.removeprefix('refs/heads/')}"
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,7 @@ def _pull(root: Path, carry: tuple[Carried, ...]) -> Upstream:
     for h in held:
         (root / h.path).write_bytes(h.ours if err else h.merged)
     if err:
-        raise FindingsError(f"--push: pulling {up.remote}/{up.branch} with rebase failed ({err}): your "
+        raise FindingsError(f"--push: pulling {up.name} with rebase failed ({err}): your "
                             f"unpushed commits conflict with it. {NOTHING} Run `git pull --rebase`, "
                             "resolve, then run the command again.")
     return up
@@ -125,7 +130,7 @@ def _merge(carried: Carried, ours: bytes, base: bytes | None, theirs: bytes, up:
     why = carried.check(merged)
     if why is None:
         return merged
-    raise FindingsError(f"--push: {carried.path} was changed on {up.remote}/{up.branch} too, and the two "
+    raise FindingsError(f"--push: {carried.path} was changed on {up.name} too, and the two "
                         f"cannot be merged ({why}). {NOTHING} Run `git stash && git pull --rebase && git "
                         "stash pop`, resolve the file, then run the command again.")
 
@@ -136,25 +141,25 @@ def push(root: Path, up: Upstream, recheck: Callable[[], str | None] | None = No
     tell the user; raises, with the commit kept here, when it could not push."""
     rejected, err = gitio.push(root, up.remote, up.branch)
     if err is None:
-        return f"pushed {_head(root)} to {up.remote}/{up.branch}"
+        return f"pushed {_head(root)} to {up.name}"
     kept = f"Your commit {_head(root)} is here, not pushed"
     if not rejected:
         raise FindingsError(f"--push: the push to {up.remote} failed: {err}. {kept}: run `git push` "
                             "once the remote can be reached.")
     err = gitio.fetch(root, up.remote) or gitio.rebase_onto(root, up.ref)
     if err:
-        raise FindingsError(f"--push: someone pushed to {up.remote}/{up.branch} first, and pulling it "
+        raise FindingsError(f"--push: someone pushed to {up.name} first, and pulling it "
                             f"with rebase failed ({err}). {kept}: run `git pull --rebase`, resolve, then "
                             "`git push`.")
     problem = recheck() if recheck else None
     if problem:
-        raise FindingsError(f"--push: someone pushed to {up.remote}/{up.branch} first; after pulling it, "
+        raise FindingsError(f"--push: someone pushed to {up.name} first; after pulling it, "
                             f"{problem}. {kept}.")
     rejected, err = gitio.push(root, up.remote, up.branch)
     if err is not None:
-        raise FindingsError(f"--push: the push to {up.remote}/{up.branch} was refused again ({err}). "
+        raise FindingsError(f"--push: the push to {up.name} was refused again ({err}). "
                             f"{kept}, on top of theirs: run `git pull --rebase && git push`.")
-    return (f"pushed {_head(root)} to {up.remote}/{up.branch} (someone had pushed first: pulled with "
+    return (f"pushed {_head(root)} to {up.name} (someone had pushed first: pulled with "
             "rebase and pushed again)")
 
 
