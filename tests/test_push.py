@@ -241,3 +241,20 @@ def test_unblind_push_is_offered(team: Team) -> None:
     assert res.code == 0 and "--push" in res.out
     res = run_cli("unblind", "--pass", "unblinded", "--key", "nope.json", "--push", cwd=team.cto.path)
     assert res.code == 2 and team.cto.git("rev-parse", "HEAD") == team.remote("rev-parse", "main")
+
+
+def test_attack_a_reveal_pushed_in_between_keeps_the_seal_unpushed(team: Team,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Logician reveals (without waiting for cto's seal) and pushes while cto's `seal --push` is
+    between its commit and its push: rebased onto that reveal, cto's seal would be
+    visible-at-seal, so it is not pushed."""
+    cto, logician = team.cto, team.logician
+    logician.digest_seal("logician")
+    logician.reveal("logician")
+    push_from_on_next_commit(cto, logician)
+    cto.write(cto.score_path("cto"), score_text("cto"))
+    res = as_(monkeypatch, "cto", cto, "seal", "--rater", "cto", "--push")
+    assert res.code == 1
+    assert "visible-at-seal" in res.err and "is here, not pushed" in res.err
+    assert team.remote("rev-parse", "main") == logician.git("rev-parse", "HEAD")
+    assert team.remote("ls-tree", "-r", "--name-only", "main").count("scores_cto.sha256") == 0
