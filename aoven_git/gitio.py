@@ -482,8 +482,9 @@ def write_temp(data: bytes, prefix: str) -> Path:
 
 # --------------------------------------------------------------------------- sharing (--push)
 #
-# `seal`, `reveal`, `unblind` and `disagreements --write` take `--push` (docs/workflow.md, "A team
-# without GitHub"): fetch and rebase onto the upstream before committing, push after. Each helper
+# `seal`, `reveal`, `unblind` and `disagreements --write` take `--push`
+# (docs/workflow.md, "A team without GitHub"): fetch and rebase onto the upstream before
+# committing, push after. Each helper
 # returns git's own message on failure instead of raising, so the caller can say what happened,
 # what was (not) committed and what to run.
 
