@@ -258,3 +258,46 @@ def test_attack_a_reveal_pushed_in_between_keeps_the_seal_unpushed(team: Team,
     assert "visible-at-seal" in res.err and "is here, not pushed" in res.err
     assert team.remote("rev-parse", "main") == logician.git("rev-parse", "HEAD")
     assert team.remote("ls-tree", "-r", "--name-only", "main").count("scores_cto.sha256") == 0
+
+
+def test_unblind_push_pulls_the_seals_then_pushes_the_key(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lead's clone is behind the raters' seals: `unblind --push` pulls them, commits the key
+    and pushes it."""
+    from aoven_git.blinding import BlindKey, parse_key
+    from tests.test_blind_e2e import KEY_JSON, BlindStudy
+
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    raters = BlindStudy(tmp_path / "raters", monkeypatch)
+    raters.start()
+    key_file = tmp_path / "keys" / "hidden.json"
+    assert raters.run("lead", "blind", "--pass", "hidden", "--key-out", str(key_file)).code == 0
+    key = parse_key(key_file.read_bytes(), pass_id="hidden")
+    assert isinstance(key, BlindKey)
+    raters.git("remote", "add", "origin", str(origin))
+    raters.git("push", "-q", "-u", "origin", "main")
+    subprocess.run(["git", "clone", "-q", str(origin), str(tmp_path / "lead")], check=True)
+    lead = BlindStudy(tmp_path / "lead", monkeypatch)
+    for rater in ("cto", "logician"):
+        raters.seal_all(rater, key)
+    raters.git("push", "-q")
+    res = lead.run("lead", "unblind", "--pass", "hidden", "--key", str(key_file))
+    assert res.code == 1 and "missing: cto, logician" in res.err  # the seals are not here yet
+    res = lead.run("lead", "unblind", "--pass", "hidden", "--key", str(key_file), "--push")
+    assert res.code == 0, res.output
+    assert subprocess.run(["git", "--git-dir", str(origin), "show", "--name-only", "--format=", "main"],
+                          capture_output=True, text=True, check=True).stdout.strip() == KEY_JSON
+    assert lead.git("rev-parse", "HEAD") == subprocess.run(
+        ["git", "--git-dir", str(origin), "rev-parse", "main"], capture_output=True, text=True,
+        check=True).stdout.strip()
+
+
+def test_unreachable_remote_refuses_before_committing(team: Team, monkeypatch: pytest.MonkeyPatch) -> None:
+    cto = team.cto
+    cto.git("remote", "set-url", "origin", str(team.origin.parent / "gone.git"))
+    cto.write(cto.score_path("cto"), score_text("cto"))
+    before = state(cto, "cto")
+    res = as_(monkeypatch, "cto", cto, "seal", "--rater", "cto", "--push")
+    assert res.code == 2 and "could not fetch from origin" in res.err and "Nothing was committed" in res.err
+    assert state(cto, "cto") == before
