@@ -272,21 +272,8 @@ def command(study: Study, pass_id: str | None, round_id: str | None, amendment: 
         written, added = _write(study, plan, p.id, rnd.id, ds, rater_id, amendment)
     shared = _commit_and_push(study, up, written, rater_id, p.id, rnd.id, amendment) if up else []
     if fmt == "json":
-        doc = {
-            "pass": p.id,
-            "round": rnd.id,
-            "amendment": amendment,
-            "flag_spread": plan.rules.flag_spread,
-            "raters": raters,
-            "cells_scored": len(by_cell),
-            "cells": [
-                {"cell": str(d.key), "scores": d.scores, "spread": d.spread, "flagged": d.flagged} for d in ds
-            ],
-            "flagged": [str(d.key) for d in ds if d.flagged],
-            "reconciliation": written,
-            "rows_added": added,
-            **({"pushed": shared} if up else {}),
-        }
+        doc = _listing(plan, p.id, rnd.id, amendment, raters, len(by_cell), ds)
+        doc.update({"reconciliation": written, "rows_added": added, **({"pushed": shared} if up else {})})
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return 0
     click.echo(
@@ -351,6 +338,23 @@ def _commit_and_push(study: Study, up: Upstream, path: str | None, rater: str, p
         lines.append("nothing to commit: the reconciliation file is as committed")
     lines.append(_push.push(study.root, up))
     return lines
+
+
+def _listing(plan: Plan, pass_id: str, round_id: str, amendment: str | None, raters: list[str],
+             scored: int, ds: list[Disagreement]) -> dict[str, object]:
+    """The JSON listing of the cells (docs/commands.md, `disagreements`)."""
+    return {
+        "pass": pass_id,
+        "round": round_id,
+        "amendment": amendment,
+        "flag_spread": plan.rules.flag_spread,
+        "raters": raters,
+        "cells_scored": scored,
+        "cells": [
+            {"cell": str(d.key), "scores": d.scores, "spread": d.spread, "flagged": d.flagged} for d in ds
+        ],
+        "flagged": [str(d.key) for d in ds if d.flagged],
+    }
 
 
 def _print_cells(ds: list[Disagreement]) -> None:
