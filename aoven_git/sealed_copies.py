@@ -49,13 +49,26 @@ def keep(root: Path, sheet: SheetId, digest: str, stored: bytes) -> tuple[Path, 
     could not be written; the seal itself stands either way."""
     path = copy_path(root, sheet, digest)
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(stored)
+        _write_private(path, stored)
     except OSError as exc:
         return path, exc.strerror or str(exc)
     return path, None
+
+
+def keep_edited(copy: Path, edited: bytes) -> Path:
+    """Before `reveal --restore` overwrites an edited sheet, keep the edited bytes beside the copy
+    (owner-only, never in the repository): restoring must not destroy anyone's work."""
+    path = copy.with_name(f"{copy.stem}.edited-{sha256(edited)[:12]}.md")
+    _write_private(path, edited)
+    return path
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write `data` readable by its owner only, from the first byte (no window under the umask)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
 
 
 def find(root: Path, sheet: SheetId, digest: str) -> tuple[Path, bytes] | None:

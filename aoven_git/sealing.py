@@ -562,13 +562,10 @@ def _sheet_to_restore(root: Path, tgt: Target, digest: str, restore: bool,
 
 def _restore(root: Path, tgt: Target, copy: tuple[Path, bytes]) -> Path | None:
     """Write the kept copy back; an edited file it replaces is kept beside the copy, not lost."""
+    from aoven_git import sealed_copies
+
     path = root / tgt.score
-    edited = None
-    if path.is_file():
-        old = path.read_bytes()
-        edited = copy[0].with_name(f"{copy[0].stem}.edited-{sha256(old)[:12]}.md")
-        edited.write_bytes(old)
-        edited.chmod(0o600)
+    edited = sealed_copies.keep_edited(copy[0], path.read_bytes()) if path.is_file() else None
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(copy[1])
     return edited
