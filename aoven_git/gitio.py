@@ -571,6 +571,11 @@ def checkout_head(root: str | Path, path: str) -> None:
     run_git(["checkout", "-q", "HEAD", "--", f":(literal){path}"], root)
 
 
+def unstage_new(root: str | Path, path: str) -> None:
+    """Take a file HEAD does not have out of the index (the work-tree file is left alone)."""
+    run_git(["rm", "-q", "--cached", "--ignore-unmatch", "--", f":(literal){path}"], root)
+
+
 def first_root_commit(root: str | Path) -> str | None:
     """The root commit reached from HEAD along first parents: the same in every clone of a
     repository, whatever folder it sits in (the identity sealed-sheet copies are kept under)."""

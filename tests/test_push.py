@@ -198,6 +198,7 @@ def test_disagreements_write_push_merges_both_raters_rows(revealed: Team,
     rec = "study/reconciliation.md"
     res = as_(monkeypatch, "logician", logician, "disagreements", "--write")  # written, not committed
     assert res.code == 0 and (logician.path / rec).is_file(), res.output
+    logician.git("add", rec)  # staged as workflow.md says for a new file: carried across all the same
     res = as_(monkeypatch, "cto", cto, "disagreements", "--write", "--push")
     assert res.code == 0, res.output
     assert f"committed {rec}" in res.out and "pushed" in res.out

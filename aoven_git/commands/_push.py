@@ -113,7 +113,8 @@ def _hold(root: Path, carried: Carried, up: Upstream) -> Held | None:
     if ours == base or (base is None and theirs is None):
         return None  # unchanged, or a new file the rebase does not touch
     merged = ours if theirs == base else _merge(carried, ours, base, theirs or b"", up)
-    if base is None:
+    if base is None:  # a new file, perhaps `git add`ed: out of the index and the work tree
+        gitio.unstage_new(root, path)
         full.unlink()
     else:
         gitio.checkout_head(root, path)
