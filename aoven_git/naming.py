@@ -159,8 +159,34 @@ def classify(plan: Plan, path: str) -> StudyPath:
         if found is not None:
             return found
     if name.lower().startswith(SCORE_PREFIX):
-        return StudyPath(path, "stray", stray_owner(plan, name))
+        canonical = case_variant(plan, path)
+        problem = None if canonical is None else (
+            f"{name} differs from the sheet's file name {PurePosixPath(canonical).name} only in letter case")
+        return StudyPath(path, "stray", stray_owner(plan, name), problem)
     return StudyPath(path, "other")
+
+
+def case_variant(plan: Plan, path: str) -> str | None:
+    """The accepted score-file path that `path` spells in other letter case (`Scores_Alice.md` for
+    `scores_alice.md`), or None. File names are case-sensitive, so such a file is no sheet (and a
+    stray to the sealing rules), while on a case-insensitive disk (macOS, Windows) it is the very
+    file others would read: validation names the one letter-case fix instead of ignoring it."""
+    parts = _study_relative(plan, path)
+    if parts is None:
+        return None
+    amendment, inner, problem = _amendment_of(plan, parts)
+    name = parts[-1]
+    if problem or len(inner) != 1 or (name.startswith(SCORE_PREFIX) and name.endswith(".md")):
+        return None
+    low = name.lower()
+    if not (low.startswith(SCORE_PREFIX) and low.endswith(".md")):
+        return None
+    for rater in plan.raters:
+        for suffix in _suffixes(plan):
+            accepted = f"{SCORE_PREFIX}{rater.id}{suffix}.md"
+            if accepted.lower() == low:
+                return f"{sheet_dir(plan, amendment)}/{accepted}"
+    return None
 
 
 def _sheet_file(plan: Plan, path: str, name: str, parts: tuple[str, ...], amendment: str | None,

@@ -16,11 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from aoven_git.model import Finding, Findings, Plan, ScoreSheet, SheetId, sort_findings
-from aoven_git.naming import AMENDMENTS_DIR, classify
+from aoven_git.naming import AMENDMENTS_DIR, case_variant, classify
 from aoven_git.quotes import ResponseTexts, extract_quotes, has_quote, shorten
 from aoven_git.scorefile import BLIND_CONDITION, MAX_BYTES, Note, parse_score_file
 
 STUDY_KINDS = ("score", "reconciliation")
+
+
+def checked(plan: Plan, path: str) -> bool:
+    """Whether validation reads `path`: a score or reconciliation file, or a score file's name in
+    other letter case (reported as `name-case`, not silently skipped)."""
+    return classify(plan, path).kind in STUDY_KINDS or case_variant(plan, path) is not None
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,7 @@ def _read_folder(root: Path, plan: Plan, folder: str, files: dict[str, bytes], l
         return
     for entry in entries:
         rel = f"{folder}/{entry.name}"
-        if classify(plan, rel).kind not in STUDY_KINDS:
+        if not checked(plan, rel):
             continue
         if entry.is_symlink():
             links.add(rel)
@@ -300,11 +306,22 @@ def _duplicate_findings(sheets: list[ScoreSheet]) -> dict[str, list[Finding]]:
 
 
 def _other(plan: Plan, path: str) -> FileResult:
+    canonical = case_variant(plan, path)
+    if canonical is not None:
+        return _name_case(path, canonical)
     message = (
         "not a score or reconciliation file of the study (expected "
         f"{plan.study_dir}/scores_<rater>[_<round>][_<pass>].md or reconciliation[_<round>][_<pass>].md)"
     )
     return FileResult(path, "other", None, None, None, 0, (Finding(path, 1, "not-a-score-file", message),))
+
+
+def _name_case(path: str, canonical: str) -> FileResult:
+    """`name-case`: a sheet's name in other letter case. Not read as scores: renamed, it is."""
+    name, right = Path(path).name, Path(canonical).name
+    message = (f"{name} differs from the score file name {right} only in letter case: file names are "
+               f"case-sensitive, so its scores are not read; rename it: git mv {path} {canonical}")
+    return FileResult(path, "other", None, None, None, 0, (Finding(path, 1, "name-case", message),))
 
 
 def _score_result(sheet: ScoreSheet) -> FileResult:

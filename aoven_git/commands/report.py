@@ -27,8 +27,10 @@ FAIL_ON = {
 
 def build_report(
     study: Study, *, rev: str | None, round_id: str | None, bootstrap: int, seed: int,
-    work_tree: bool = False,
+    work_tree: bool = False, seals: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The report document. `seals` is verify-seal's document for the revision read, when the
+    caller has it already (`status`: one history read for both); else it is read here."""
     from aoven_git.amendments import explore
     from aoven_git.analysis import analyse
     from aoven_git.naming import classify
@@ -50,7 +52,8 @@ def build_report(
         sheets=checked.sheets,
         reconciliations=reconciliations,
         round_id=round_id,
-        seals=seal_status(study, inputs.commit),
+        seals=seals if seals is not None and seals.get("commit") == inputs.commit else seal_status(
+            study, inputs.commit),
         validation=checked.as_dict(),
         bootstrap=bootstrap,
         seed=seed,
@@ -80,19 +83,27 @@ def load_report(path: str) -> dict[str, Any]:
 SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".json": "json", ".html": "html", ".htm": "html"}
 
 
+def _accepted() -> str:
+    return ", ".join(SUFFIXES)
+
+
 def output_formats(outputs: tuple[str, ...], fmt: str, explicit: bool) -> list[tuple[str, str]]:
     """(path, format) of each -o. A single file takes --format when it is given, else its suffix's
-    format, else markdown; several files each take their suffix's (checked before anything is
-    computed or written)."""
-    if len(outputs) == 1:
-        found = SUFFIXES.get(Path(outputs[0]).suffix.lower())
-        return [(outputs[0], fmt if explicit or found is None else found)]
+    format, else (no suffix) markdown; several files each take their suffix's. A suffix that names
+    no format we write (`report.pdf`) is refused: the file would hold Markdown under a name that
+    promises something else. Checked before anything is computed or written."""
     out = []
     for path in outputs:
-        found = SUFFIXES.get(Path(path).suffix.lower())
+        suffix = Path(path).suffix.lower()
+        found = SUFFIXES.get(suffix)
+        if found is None and suffix:
+            raise UsageError(f"-o {path}: aoven-git cannot write {suffix} files; the accepted suffixes "
+                             f"are {_accepted()} (or no suffix, with --format)")
+        if len(outputs) == 1:
+            return [(path, fmt if explicit or found is None else found)]
         if found is None:
             raise UsageError(f"-o {path}: with several outputs each file's format comes from its suffix "
-                             "(.md, .json or .html)")
+                             f"({_accepted()})")
         out.append((path, found))
     return out
 

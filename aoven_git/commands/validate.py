@@ -16,7 +16,7 @@ import click
 from aoven_git.commands._common import Study, format_option, study_options
 from aoven_git.errors import CannotVerify, UsageError
 from aoven_git.model import Plan
-from aoven_git.validation import STUDY_KINDS, FileResult, ValidationReport, read_limited, validate_sources
+from aoven_git.validation import FileResult, ValidationReport, checked, read_limited, validate_sources
 
 
 def _relpath(study: Study, name: str) -> str:
@@ -32,13 +32,11 @@ def _relpath(study: Study, name: str) -> str:
 
 def _pick(study: Study, plan: Plan, files: tuple[str, ...]) -> list[str]:
     """Repository-relative paths of FILES, each a score/reconciliation file of the study dir."""
-    from aoven_git.naming import classify
-
     out: list[str] = []
     bad: list[str] = []
     for name in files:
         rel = _relpath(study, name)
-        if classify(plan, rel).kind not in STUDY_KINDS:
+        if not checked(plan, rel):
             bad.append(f"{name} ({rel})" if rel != name else name)
             continue
         out.append(rel)
@@ -54,13 +52,12 @@ def _from_index(
     study: Study, plan: Plan, wanted: list[str] | None
 ) -> tuple[dict[str, bytes], set[str], dict[str, str]]:
     from aoven_git import gitio
-    from aoven_git.naming import classify
 
     if not study.in_git:
         raise CannotVerify(f"--staged reads the git index, but {study.root} is not a git repository")
     blobs = gitio.staged_blobs(study.root, [plan.study_dir])
     links = gitio.staged_symlinks(study.root, [plan.study_dir])
-    files = {p: b for p, b in blobs.items() if classify(plan, p).kind in STUDY_KINDS}
+    files = {p: b for p, b in blobs.items() if checked(plan, p)}
     if wanted is not None:
         absent = [p for p in wanted if p not in files]
         if absent:

@@ -10,7 +10,8 @@ come from numfmt.py, and each section of the page is one function here, in page 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from aoven_git import numfmt
@@ -24,16 +25,21 @@ from aoven_git.render.tables import (
     caveat_summary,
     cell_tables,
     describe,
+    held,
+    kappa_missing,
     kappa_notes,
     kappa_tables,
     labels,
+    means_missing,
     means_table,
+    questions_missing,
     questions_table,
     raters_table,
     rules_table,
     self_bias_table,
     validation_table,
     violations_table,
+    withheld,
 )
 
 __all__ = ["render_html"]
@@ -317,10 +323,13 @@ def _figures(report: Mapping[str, Any]) -> str:
     ks = report.get("kappa_settings") or {}
     raters = sorted({r for rs in (report.get("raters") or {}).values() for r in rs or []})
     items = [
-        ("Improvement", numfmt.percent(report.get("improvement"), report.get("improvement_exact")),
+        ("Improvement", held(report, report.get("improvement"),
+                             numfmt.percent(report.get("improvement"), report.get("improvement_exact"))),
          f"pass needs ≥ {numfmt.percent(thr.get('threshold'), thr.get('threshold_exact'))}" if thr else ""),
-        (f"Mean {a}", numfmt.mean(means.get(a), means_exact.get(a)), "aggregate, baseline"),
-        (f"Mean {b}", numfmt.mean(means.get(b), means_exact.get(b)), "aggregate, treatment"),
+        (f"Mean {a}", held(report, means.get(a), numfmt.mean(means.get(a), means_exact.get(a))),
+         "aggregate, baseline"),
+        (f"Mean {b}", held(report, means.get(b), numfmt.mean(means.get(b), means_exact.get(b))),
+         "aggregate, treatment"),
         ("Counted dimensions",
          f"{len(report.get('counted_dimensions') or [])} / {len(report.get('dimensions') or [])}",
          f"κ ≥ {numfmt.kappa(ks.get('threshold'))}" if ks.get("threshold") is not None else ""),
@@ -364,7 +373,8 @@ def _means(report: Mapping[str, Any]) -> str:
     a, b = labels(report)
     caption = (f"Mean score per dimension, {a} vs {b} (lower is better). "
                "Faded bars on a grey band: excluded from the verdict.")
-    return _figure(means_chart(report), caption) + "\n" + _table(means_table(report), "means")
+    return _chart_or_why(means_missing(report), lambda: _figure(means_chart(report), caption),
+                         means_table(report), "means")
 
 
 def _raters(report: Mapping[str, Any]) -> str:
@@ -386,10 +396,16 @@ def _agreement(report: Mapping[str, Any]) -> str:
                      f'<p class="t-warn">{_e(exploratory.blind_sentence(blind))}</p>']
             continue
         svg_id = "chart-kappa" if i == 0 else f"chart-kappa-{i + 1}"
-        body += [f"<h3>Pass {_code(pass_id)}{_e(tag)}</h3>",
-                 _figure(kappa_chart(report, pass_id, svg_id=svg_id),
-                         f"Weighted κ per dimension, pass {pass_id}; dashed line: threshold."),
-                 _table(table, "kappa")]
+        missing = kappa_missing(report, pass_id)
+        body.append(f"<h3>Pass {_code(pass_id)}{_e(tag)}</h3>")
+        if missing:  # no chart of empty rows; the table too when every row would say the same
+            body.append(f'<p class="note">{_e(missing)}</p>')
+            if withheld(report):
+                continue
+        else:
+            body.append(_figure(kappa_chart(report, pass_id, svg_id=svg_id),
+                                f"Weighted κ per dimension, pass {pass_id}; dashed line: threshold."))
+        body.append(_table(table, "kappa"))
         notes = kappa_notes(report, pass_id)
         if notes:
             body.append("<p><strong>Keep in mind:</strong></p>" + _list(notes, cls="caveats"))
@@ -503,9 +519,11 @@ def _amendment(report: Mapping[str, Any], entry: Mapping[str, Any], svg_id: str)
         out.append("<p><strong>Not ready because:</strong></p>" + _list(exploratory.not_ready_lines(entry)))
     out.append(_table(exploratory.comparison_table(report, entry), "comparison"))
     a, b = labels(report)
-    out.append(_figure(amendment_chart(report, entry, svg_id=svg_id),
-                       f"Mean score per dimension, {a} and {b}: pre-registered (faded) and with {ident} "
-                       "(solid); amended dimensions on an amber band, ▼ where cells moved."))
+    missing = exploratory.chart_missing(report, entry)
+    out.append(f'<p class="note">{_e(missing)}</p>' if missing else _figure(
+        amendment_chart(report, entry, svg_id=svg_id),
+        f"Mean score per dimension, {a} and {b}: pre-registered (faded) and with {ident} "
+        "(solid); amended dimensions on an amber band, ▼ where cells moved."))
     for table, title in ((exploratory.rules_table(entry), "Rules whose outcome moved"),
                          (exploratory.kappa_table(report, entry), "Agreement on the amended dimensions"),
                          (exploratory.changed_cells_table(entry), exploratory.CHANGED_CELLS),
@@ -568,7 +586,16 @@ def _questions(report: Mapping[str, Any]) -> str:
     a, b = labels(report)
     caption = (f"Aggregate per question over the counted dimensions, {a} vs {b}; "
                "under each question: improved counted dimensions (✓ = the question improves).")
-    return _figure(questions_chart(report), caption) + "\n" + _table(questions_table(report), "questions")
+    return _chart_or_why(questions_missing(report), lambda: _figure(questions_chart(report), caption),
+                         questions_table(report), "questions")
+
+
+def _chart_or_why(missing: str | None, chart: Callable[[], str], table: Table, cls: str) -> str:
+    """The chart above its table; or, when it would have no data, the sentence why in its place
+    (which then also stands for the table's own note: the same thing, said once)."""
+    if missing is None:
+        return chart() + "\n" + _table(table, cls)
+    return f'<p class="note">{_e(missing)}</p>\n' + _table(replace(table, notes=()), cls)
 
 
 #: (anchor, heading, section) in page order; the table of contents is built from it.

@@ -22,6 +22,8 @@ from aoven_git.render.tables import (
     caveat_summary,
     cell_tables,
     describe,
+    held,
+    kappa_missing,
     kappa_notes,
     kappa_tables,
     labels,
@@ -32,6 +34,7 @@ from aoven_git.render.tables import (
     self_bias_table,
     validation_table,
     violations_table,
+    withheld,
 )
 
 __all__ = ["md", "md_code", "md_details", "md_table", "render_markdown", "truncate_summary"]
@@ -134,10 +137,10 @@ def _md_heading(report: Mapping[str, Any]) -> list[str]:
         lines += [f"> {md(report['summary'])}", ""]
     a, b = labels(report)
     means, exact = report.get("means") or {}, report.get("means_exact") or {}
+    mean_a, mean_b = (held(report, means.get(c), numfmt.mean(means.get(c), exact.get(c))) for c in (a, b))
     lines += [
         f"**Improvement:** {_improvement(report)}"
-        f" · **mean aggregate** {md(a)} {numfmt.mean(means.get(a), exact.get(a))},"
-        f" {md(b)} {numfmt.mean(means.get(b), exact.get(b))}"
+        f" · **mean aggregate** {md(a)} {mean_a}, {md(b)} {mean_b}"
         f" · **counted dimensions** {len(report.get('counted_dimensions') or [])}"
         f" of {len(report.get('dimensions') or [])}",
         "",
@@ -268,6 +271,10 @@ def _md_agreement(report: Mapping[str, Any]) -> list[str]:
         out += [f"### Pass {md_code(pass_id)}{tag}", ""]
         if blind is not None and blind.get("state") != "unblinded":
             out += [f"⏳ {md(exploratory.blind_sentence(blind))}", ""]
+            continue
+        missing = kappa_missing(report, pass_id)
+        if missing and withheld(report):  # every row would say the same: say it once
+            out += [md(missing), ""]
             continue
         out += [*md_table(table), ""]
         notes = kappa_notes(report, pass_id)

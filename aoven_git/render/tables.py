@@ -120,6 +120,51 @@ def withheld(report: Mapping[str, Any]) -> bool:
     return report.get("verdict") == "NOT-READY" and report.get("improvement") is None
 
 
+#: what a figure held back because the study is not ready reads as: not "undefined" (a
+#: computation that failed) nor a dash (nothing there)
+WITHHELD = "withheld"
+
+
+def held(doc: Mapping[str, Any], value: Any, shown: str) -> str:
+    """`shown`, or "withheld" when `doc` (the report, or an amendment's layer) is NOT-READY and
+    computed no `value`."""
+    return WITHHELD if value is None and doc.get("verdict") == "NOT-READY" else shown
+
+
+# --------------------------------------------------------------------------- charts without data
+
+
+def means_missing(report: Mapping[str, Any]) -> str | None:
+    """Why the means chart is left out, or None when it has data: a chart of empty bars says
+    nothing, a sentence says why (docs/report.md)."""
+    a, b = labels(report)
+    if any(d.get(f"mean_{c}") is not None for d in report.get("dimensions") or [] for c in (a, b)):
+        return None
+    return ("No chart: the means are withheld while the verdict is NOT-READY." if withheld(report)
+            else "No chart: no dimension has a mean.")
+
+
+def questions_missing(report: Mapping[str, Any]) -> str | None:
+    """Why the questions chart is left out, or None when some question has an aggregate."""
+    a, b = labels(report)
+    if any(q.get(f"aggregate_{c}") is not None for q in report.get("questions") or [] for c in (a, b)):
+        return None
+    return ("No chart: the aggregates are withheld while the verdict is NOT-READY." if withheld(report)
+            else "No chart: no question has an aggregate.")
+
+
+def kappa_missing(report: Mapping[str, Any], pass_id: str) -> str | None:
+    """Why a pass's κ chart is left out — no dimension and no rater pair has a κ — or None. The
+    reason is the dimensions' own (they share it: most often fewer than two raters scored)."""
+    per_dim = [k or {} for k in ((report.get("kappa") or {}).get(pass_id) or {}).values()]
+    if any(k.get("value") is not None or any(v is not None for v in (k.get("pairs") or {}).values())
+           for k in per_dim):
+        return None
+    reasons = list(dict.fromkeys(str(k["reason"]) for k in per_dim if k.get("reason")))
+    why = "; ".join(reasons) if reasons else "no rater pair has scored it"
+    return f"No κ for pass {pass_id} yet: {why}."
+
+
 # --------------------------------------------------------------------------- rules
 
 
