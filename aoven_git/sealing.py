@@ -396,6 +396,7 @@ class SealResult:
     nonce: str
     commit: str | None  # None with --no-commit (staged only)
     unstaged: bool = False  # the plaintext score file had been `git add`ed and was taken out again
+    stored: bytes = b""  # the sealed bytes as git stores them (their SHA-256 is `digest`)
 
 
 def seal(root: Path, plan: Plan, tgt: Target, *, commit: bool = True,
@@ -406,6 +407,7 @@ def seal(root: Path, plan: Plan, tgt: Target, *, commit: bool = True,
     when the plan is not ready to be frozen, or when another rater's scores are already readable.
     """
     head = gitio.head_blobs(root, [tgt.score, tgt.seal])
+    refuse_uncommitted_plan(root, plan_path)
     if tgt.score in head:
         raise FindingsError(f"{tgt.score} is already committed: its content is public and was sealed by "
                             "that commit (content seal); there is nothing left to seal")
@@ -418,6 +420,17 @@ def seal(root: Path, plan: Plan, tgt: Target, *, commit: bool = True,
         _check_identity(root, plan, tgt.sheet.rater, "seal")
     sealed = _sealed_bytes(root, plan, tgt, data)
     return _write_and_commit(root, tgt, data, sealed, commit, head)
+
+
+def refuse_uncommitted_plan(root: Path, plan_path: str) -> None:
+    """The first seal freezes the plan *as committed*, and verify-seal judges every seal by the
+    committed plan: sealing with an edited, uncommitted plan would check the sheet against rules
+    nobody else can see (docs/commands.md, `seal`)."""
+    if gitio.head_commit(root) is not None and gitio.changed_against_head(root, plan_path):
+        raise PlanError(f"the plan differs from the one committed in HEAD (changed in the work tree or "
+                        f"staged): commit it (`git commit -- {plan_path}`) or undo the change "
+                        f"(`git checkout HEAD -- {plan_path}`) before sealing. Nothing was changed.",
+                        path=plan_path)
 
 
 def _sealed_bytes(root: Path, plan: Plan, tgt: Target, data: bytes) -> bytes:
@@ -486,7 +499,7 @@ def _write_and_commit(root: Path, tgt: Target, data: bytes, sealed: bytes, commi
     unstaged = bool(gitio.staged_blobs(root, [tgt.score])) and tgt.score not in head
     if unstaged:
         gitio.run_git(["rm", "-q", "--cached", "-f", "--", tgt.score], root)  # index only
-    return SealResult(tgt, digest, nonce, sha, unstaged)
+    return SealResult(tgt, digest, nonce, sha, unstaged, stored)
 
 
 def _nonce_of(data: bytes) -> str:
@@ -501,6 +514,8 @@ class RevealResult:
     commit: str
     forced: bool
     unsealed: tuple[str, ...]
+    restored_from: Path | None = None  # the kept copy `--restore` wrote back
+    edited_kept: Path | None = None  # where the edited file it replaced was put
 
 
 def unsealed_sheets(plan: Plan, sheet: SheetId, head_paths: set[str]) -> list[SheetId]:
@@ -524,10 +539,45 @@ def missing_seals(plan: Plan, sheet: SheetId, head_paths: set[str]) -> tuple[str
     return tuple(s.rater for s in unsealed_sheets(plan, sheet, head_paths))
 
 
-def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False) -> RevealResult:
+def _sheet_to_restore(root: Path, tgt: Target, digest: str, restore: bool,
+                     args: str) -> tuple[Path, bytes] | None:
+    """None when the work-tree sheet is the sealed one; the kept copy to write back when it is
+    lost or edited and `restore` asks for it; otherwise a refusal that says which, shows the
+    difference and names the way out (docs/sealing.md, "Lost or edited sheets")."""
+    from aoven_git import sealed_copies
+
+    path = root / tgt.score
+    if path.is_symlink():
+        raise FindingsError(f"{tgt.score} is a symbolic link: reveal the file itself, not a link to it")
+    if path.exists() and not path.is_file():
+        raise FindingsError(f"{tgt.score} is not a file: move it away and put the sealed sheet back")
+    current = path.read_bytes() if path.exists() else None
+    if current is not None and sha256(gitio.stored_bytes(root, tgt.score)) == digest:
+        return None
+    copy = sealed_copies.find(root, tgt.sheet, digest)
+    if restore and copy is not None:
+        return copy
+    raise FindingsError(sealed_copies.unrevealable(tgt.score, tgt.sheet, current, copy, args))
+
+
+def _restore(root: Path, tgt: Target, copy: tuple[Path, bytes]) -> Path | None:
+    """Write the kept copy back; an edited file it replaces is kept beside the copy, not lost."""
+    from aoven_git import sealed_copies
+
+    path = root / tgt.score
+    edited = sealed_copies.keep_edited(copy[0], path.read_bytes()) if path.is_file() else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(copy[1])
+    return edited
+
+
+def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False, restore: bool = False,
+           args: str = "") -> RevealResult:
     """Commit the plaintext score file once every required rater has sealed every overlapping pass
     in HEAD and its bytes (as git stores them) match the digest. `force` overrides only the first
-    condition and is recorded in the commit (`Aoven-Force: reveal`)."""
+    condition and is recorded in the commit (`Aoven-Force: reveal`); `restore` writes a lost or
+    edited sheet back from the copy `seal` kept, once every other check has passed. `args` is how
+    the user names the sheet on the command line, for the messages."""
     s = tgt.sheet
     head_commit = gitio.head_commit(root)
     head_paths = {p for p, _, _ in gitio.tree_entries(root, head_commit)} if head_commit else set()
@@ -540,12 +590,7 @@ def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False) -> Revea
     parsed = parse_seal(head[tgt.seal])
     if isinstance(parsed, tuple):
         raise FindingsError(f"{tgt.seal}:{parsed[0]}: corrupt seal file: {parsed[1]}")
-    _read_regular(root, tgt.score)
-    got = sha256(gitio.stored_bytes(root, tgt.score))
-    if got != parsed.digest:
-        raise FindingsError(f"{tgt.score} changed since it was sealed (SHA-256 {got[:12]}… ≠ sealed "
-                            f"{parsed.digest[:12]}…): reveal the exact sealed bytes; changes belong in "
-                            "an amendment")
+    copy = _sheet_to_restore(root, tgt, parsed.digest, restore, args or f"--rater {s.rater}")
     unsealed = unsealed_sheets(plan, s, head_paths)
     missing = tuple(u.rater for u in unsealed)
     if unsealed and not force:
@@ -559,13 +604,14 @@ def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False) -> Revea
                f"{REVEAL_TRAILER}: {s.rater}/{s.pass_id}/{s.round_id}\n")
     if missing:
         message += f"{FORCE_TRAILER}: reveal (unsealed: {', '.join(missing)})\n"
+    edited = _restore(root, tgt, copy) if copy is not None else None
     gitio.add(root, [tgt.score])
     try:
         sha = gitio.commit_only(root, [tgt.score], message, env={FORCE_ENV: "reveal"} if missing else None)
     except Exception:
         gitio.run_git(["reset", "-q", "--", tgt.score], root, check=False)
         raise
-    return RevealResult(tgt, sha, bool(missing), missing)
+    return RevealResult(tgt, sha, bool(missing), missing, copy[0] if copy else None, edited)
 
 
 __all__ = ["FORCE_ENV", "Target", "reveal", "seal", "target", "verify"]
