@@ -34,6 +34,7 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,8 @@ from aoven_git.agreement import disagreement
 PARADOX_AGREEMENT = Fraction(9, 10)
 CONFIDENCE = 0.95
 _SINGLE = "the scale has a single category, so there is nothing to agree on"
+_NO_ITEMS = "no items were scored by both raters"
+_UNORDERED = "the categories are labels without an order, so a bias has no direction"
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -124,6 +127,7 @@ class _Scale:
     d: IntArray
     d_max: int
     ordered: bool
+    weights: str
 
     @property
     def q(self) -> int:
@@ -134,6 +138,13 @@ class _Scale:
         return Fraction(self.q * self.q) - Fraction(int(self.d.sum()), self.d_max)
 
     def codes(self, labels: Sequence[Hashable], who: str) -> IntArray:
+        """Positions of ``labels`` on the scale; raises on a label that is not on it."""
+        if self.ordered and all(type(x) is int for x in labels):
+            values = np.asarray(labels, dtype=np.int64)
+            cats = np.asarray(self.labels, dtype=np.int64)
+            pos = np.minimum(np.searchsorted(cats, values), len(cats) - 1)
+            if values.size == 0 or bool((cats[pos] == values).all()):
+                return pos.astype(np.int64, copy=False)
         index = {label: k for k, label in enumerate(self.labels)}
         bad = sorted({repr(x) for x in labels if x not in index})
         if bad:
@@ -154,13 +165,15 @@ def _scale(categories: Sequence[Hashable], weights: str) -> _Scale:
         labels.sort()
     q = len(labels)
     d = np.array([[disagreement(i, j, weights) for j in range(q)] for i in range(q)], dtype=np.int64)
-    return _Scale(tuple(labels), d, int(d.max()) if q > 1 else 0, ordered)
+    return _Scale(tuple(labels), d, int(d.max()) if q > 1 else 0, ordered, weights)
 
 
 # --------------------------------------------------------------------------- helpers
 
 
+@lru_cache(maxsize=256)
 def _t_quantile(df: int, confidence: float) -> float:
+    """The two-sided t quantile of Gwet's intervals (cached: every pair of a study shares n)."""
     from scipy.special import stdtrit
 
     return float(stdtrit(df, 1.0 - (1.0 - confidence) / 2.0))
@@ -210,41 +223,162 @@ def two_raters(
                    / (n(1 − p_e)²)
         BP   = (p_a − T_w/q²)/(1 − T_w/q²)             var = (Σ w²·p − p_a²)/(n(1 − T_w/q²)²)
 
-    and the prevalence and bias indices of :func:`_prevalence` and :func:`_bias`.
+    and the prevalence and bias indices of :func:`_indices`. Everything is a function of the
+    table, so :func:`pairwise` computes all pairs of a study at once (:func:`_from_tables`).
     """
     scale = _scale(categories, weights)
     if len(a) != len(b):
         raise ValueError(f"a and b must score the same items: {len(a)} vs {len(b)} scores")
     ca, cb = scale.codes(a, "a"), scale.codes(b, "b")
-    n, q = len(ca), scale.q
-    if n == 0:
-        return _empty(2, 0, 0, weights, "no items were scored by both raters")
+    q = scale.q
+    table = np.bincount(ca * q + cb, minlength=q * q).reshape(1, q, q)
+    return _from_tables(table, scale, confidence)[0]
+
+
+def pairwise(
+    ratings: Mapping[str, Mapping[Hashable, Hashable]], *, categories: Sequence[Hashable], weights: str,
+    confidence: float = CONFIDENCE,
+) -> dict[tuple[str, str], Coefficients]:
+    """:func:`two_raters` for every pair of raters over the items both scored, keyed
+    ``(first, second)`` in the order the raters appear (as :func:`aoven_git.agreement.pairwise_kappa`).
+
+    Every pair's table at once: one ``bincount`` over all pairs' (score a, score b) codes,
+    offset per pair, items a rater did not score left out."""
+    scale = _scale(categories, weights)
+    raters, codes = _code_matrix(ratings, scale)
+    return _pairs_from_codes(raters, codes, scale, confidence)
+
+
+def _code_matrix(
+    ratings: Mapping[str, Mapping[Hashable, Hashable]], scale: _Scale
+) -> tuple[list[str], IntArray]:
+    """Raters × items: each score's position on the scale, −1 where the rater did not score the
+    item (items in first-seen order)."""
+    raters = list(ratings)
+    index: dict[Hashable, int] = {}
+    for scores in ratings.values():
+        for item in scores:
+            index.setdefault(item, len(index))
+    codes = np.full((len(raters), len(index)), -1, dtype=np.int64)
+    for row, rater in enumerate(raters):
+        scores = ratings[rater]
+        codes[row, [index[i] for i in scores]] = scale.codes(list(scores.values()), f"rater {rater}")
+    return raters, codes
+
+
+def _pairs_from_codes(raters: list[str], codes: IntArray, scale: _Scale,
+                      confidence: float) -> dict[tuple[str, str], Coefficients]:
+    q, count = scale.q, len(raters)
+    keys = [(raters[i], raters[j]) for i in range(count) for j in range(i + 1, count)]
+    left = codes[[i for i in range(count) for _ in range(i + 1, count)]].reshape(len(keys), -1)
+    right = codes[[j for i in range(count) for j in range(i + 1, count)]].reshape(len(keys), -1)
+    both = (left >= 0) & (right >= 0)
+    cell = (np.arange(len(keys))[:, None] * q * q + left * q + right)[both]
+    tables = np.bincount(cell, minlength=len(keys) * q * q).reshape(len(keys), q, q)
+    return dict(zip(keys, _from_tables(tables, scale, confidence), strict=True))
+
+
+def all_coefficients(
+    ratings: Mapping[str, Mapping[Hashable, Hashable]], *, categories: Sequence[Hashable], weights: str,
+    confidence: float = CONFIDENCE,
+) -> tuple[Coefficients, dict[tuple[str, str], Coefficients]]:
+    """:func:`several_raters` and :func:`pairwise` of one group, coding the scores once."""
+    scale = _scale(categories, weights)
+    raters, codes = _code_matrix(ratings, scale)
+    return _several_from_codes(codes, scale, confidence), _pairs_from_codes(raters, codes, scale, confidence)
+
+
+def _from_tables(tables: IntArray, scale: _Scale, confidence: float) -> list[Coefficients]:
+    """The coefficients of a stack of two-rater tables (pairs × q × q counts): exact values from
+    integer sums per pair, standard errors vectorised over the pairs."""
+    q, weights = scale.q, scale.weights
+    n = tables.sum(axis=(1, 2))
     if q < 2:
-        return _empty(2, n, n, weights, _SINGLE)
-    table = np.bincount(ca * q + cb, minlength=q * q).reshape(q, q)
-    pa = 1 - Fraction(int((scale.d * table).sum()), n * scale.d_max)
-    shares = [Fraction(int(table[k].sum() + table[:, k].sum()), 2 * n) for k in range(q)]
-    return Coefficients(
-        2, n, n, weights,
-        percent_agreement=_estimate(pa, _pa_variance_two(table, scale, pa), n, confidence),
-        gwet=_gwet_two(table, scale, pa, shares, confidence),
-        brennan_prediger=_bp_two(table, scale, pa, confidence),
-        prevalence_index=_prevalence(np.eye(q, dtype=np.int64)[ca] + np.eye(q, dtype=np.int64)[cb],
-                                     shares, n, confidence, two=True),
-        bias_index=_bias(ca, cb, scale, confidence),
-        prevalence_category=scale.labels[_top(shares)],
-        chance_gwet=_gwet_chance(scale, shares),
-    )
+        return [_empty(2, int(m), int(m), weights, _SINGLE if m else _NO_ITEMS) for m in n]
+    exact = _exact_two(tables, scale)
+    se = _se_two(tables, scale, exact)
+    out = []
+    for p, m in enumerate(n.tolist()):
+        if m == 0:
+            out.append(_empty(2, 0, 0, weights, _NO_ITEMS))
+            continue
+        values = {key: exact[key][p] for key in ("pa", "ac", "bp", "pi", "bi")}
+        est = {key: _estimate(value, se[key][p], m, confidence) if value is not None
+               else _undefined(_UNORDERED) for key, value in values.items()}
+        out.append(Coefficients(
+            2, m, m, weights, percent_agreement=est["pa"], gwet=est["ac"], brennan_prediger=est["bp"],
+            prevalence_index=est["pi"], bias_index=est["bi"],
+            prevalence_category=scale.labels[exact["top"][p]], chance_gwet=exact["pe"][p],
+        ))
+    return out
+
+
+def _exact_two(tables: IntArray, scale: _Scale) -> dict[str, list[Any]]:
+    """Per table, in integers: D = Σ d_kl·n_kl, s_k = n_k+ + n_+k (so π_k = s_k/2n),
+    S = Σ_k s_k(2n − s_k), T = d_max·T_w = q²·d_max − Σ d. Then, exactly,
+    p_a = (n·d_max − D)/(n·d_max); p_e = T·S/(d_max·q(q−1)·4n²);
+    AC = (L − 4n·q(q−1)·D − T·S)/(L − T·S) with L = d_max·q(q−1)·4n²;
+    BP = ((n·d_max − D)·q² − T·n)/(n·d_max·q² − T·n); PI = (s_top − n)/n;
+    BI = Σ n_kl(k − l)/(n(q − 1))."""
+    q, dmax = scale.q, scale.d_max
+    qq, big_t = q * (q - 1), q * q * dmax - int(scale.d.sum())
+    ranks = np.arange(q)
+    n_all = tables.sum(axis=(1, 2)).tolist()
+    d_all = (scale.d * tables).sum(axis=(1, 2)).tolist()
+    shares = (tables.sum(axis=2) + tables.sum(axis=1)).tolist()
+    diffs = (tables * (ranks[:, None] - ranks[None, :])).sum(axis=(1, 2)).tolist()
+    out: dict[str, list[Any]] = {key: [] for key in ("pa", "ac", "bp", "pi", "bi", "pe", "top")}
+    for n, dis, s, diff in zip(n_all, d_all, shares, diffs, strict=True):
+        if n == 0:
+            for key in out:
+                out[key].append(None)
+            continue
+        top = max(range(q), key=lambda k: (s[k], -k))
+        spread = sum(x * (2 * n - x) for x in s)
+        big_l = dmax * qq * 4 * n * n
+        out["pa"].append(Fraction(n * dmax - dis, n * dmax))
+        out["pe"].append(Fraction(big_t * spread, big_l))
+        out["ac"].append(Fraction(big_l - 4 * n * qq * dis - big_t * spread, big_l - big_t * spread))
+        out["bp"].append(Fraction((n * dmax - dis) * q * q - big_t * n, n * dmax * q * q - big_t * n))
+        out["pi"].append(Fraction(s[top] - n, n))
+        out["bi"].append(Fraction(diff, n * (q - 1)) if scale.ordered else None)
+        out["top"].append(top)
+    return out
+
+
+def _se_two(tables: IntArray, scale: _Scale, exact: Mapping[str, list[Any]]) -> dict[str, FloatArray]:
+    """Gwet's two-rater variances (see :func:`two_raters`) for every table at once, and the
+    variances of the indices as means over items: PI's x_i = [a_i = top] + [b_i = top] − 1 has
+    Σ x_i² = n − (n_top+ + n_+top − 2·n_top,top); BI's x_i = (rank a_i − rank b_i)/(q − 1)."""
+    q = scale.q
+    n = np.maximum(tables.sum(axis=(1, 2)), 1).astype(np.float64)
+    p = tables / n[:, None, None]
+    w = _agreement_weights(scale)
+    val = {key: np.array([np.nan if v is None else float(v) for v in exact[key]]) for key in
+           ("pa", "ac", "pe", "pi", "bi")}
+    tw = float(scale.total_weight())
+    pi = (p.sum(axis=2) + p.sum(axis=1)) / 2.0
+    s2 = (p * w * w).sum(axis=(1, 2))
+    pa, ac, pe = val["pa"], val["ac"], val["pe"]
+    pe_kl = tw * (1.0 - (pi[:, :, None] + pi[:, None, :]) / 2.0) / (q * (q - 1))
+    inner = (p * (w - 2.0 * (1.0 - ac)[:, None, None] * pe_kl) ** 2).sum(axis=(1, 2))
+    pe_bp = tw / (q * q)
+    rows = np.arange(len(tables))
+    top = np.array([t if t is not None else 0 for t in exact["top"]], dtype=np.int64)
+    off_top = p.sum(axis=2)[rows, top] + p.sum(axis=1)[rows, top] - 2.0 * p[rows, top, top]
+    ranks = np.arange(q, dtype=np.float64)
+    sq = (p * ((ranks[:, None] - ranks[None, :]) / (q - 1)) ** 2).sum(axis=(1, 2))
+    return {
+        "pa": (s2 - pa * pa) / n,
+        "ac": (inner - (pa - 2.0 * (1.0 - ac) * pe) ** 2) / (n * (1.0 - pe) ** 2),
+        "bp": (s2 - pa * pa) / (n * (1.0 - pe_bp) ** 2),
+        "pi": (1.0 - off_top - val["pi"] ** 2) / n,
+        "bi": (sq - val["bi"] ** 2) / n,
+    }
 
 
 def _agreement_weights(scale: _Scale) -> FloatArray:
     return 1.0 - scale.d.astype(np.float64) / scale.d_max
-
-
-def _pa_variance_two(table: IntArray, scale: _Scale, pa: Fraction) -> float:
-    n = int(table.sum())
-    w = _agreement_weights(scale)
-    return float(((w * w) * table).sum() / n - float(pa) ** 2) / n
 
 
 def _gwet_chance(scale: _Scale, shares: Sequence[Fraction]) -> Fraction:
@@ -253,92 +387,32 @@ def _gwet_chance(scale: _Scale, shares: Sequence[Fraction]) -> Fraction:
     return scale.total_weight() / (q * (q - 1)) * sum((p * (1 - p) for p in shares), Fraction(0))
 
 
-def _gwet_two(table: IntArray, scale: _Scale, pa: Fraction, shares: Sequence[Fraction],
-              confidence: float) -> Estimate:
-    """AC1/AC2 of a two-rater table with Gwet's (2008, eq. 30; 2014, §5.2) variance."""
-    n, q = int(table.sum()), scale.q
-    pe = _gwet_chance(scale, shares)
-    ac = _chance_coefficient(pa, pe)
-    acf, pef, paf = float(ac), float(pe), float(pa)
-    tw = float(scale.total_weight())
-    pi = np.array([float(s) for s in shares])
-    w = _agreement_weights(scale)
-    pe_kl = tw * (1.0 - (pi[:, None] + pi[None, :]) / 2.0) / (q * (q - 1))
-    inner = float((table / n * (w - 2.0 * (1.0 - acf) * pe_kl) ** 2).sum())
-    variance = (inner - (paf - 2.0 * (1.0 - acf) * pef) ** 2) / (n * (1.0 - pef) ** 2)
-    return _estimate(ac, variance, n, confidence)
-
-
-def _bp_two(table: IntArray, scale: _Scale, pa: Fraction, confidence: float) -> Estimate:
-    """Brennan & Prediger (1981), "Coefficient kappa: some uses, misuses, and alternatives",
-    Educ. Psychol. Meas. 41, 687–699: chance agreement T_w/q² (uniform margins)."""
-    n, q = int(table.sum()), scale.q
-    pe = scale.total_weight() / (q * q)
-    variance = _pa_variance_two(table, scale, pa) / (1.0 - float(pe)) ** 2
-    return _estimate(_chance_coefficient(pa, pe), variance, n, confidence)
-
-
 def _top(shares: Sequence[Fraction]) -> int:
     """The most frequent category (the first in scale order on a tie)."""
     return max(range(len(shares)), key=lambda k: (shares[k], -k))
 
 
-def _prevalence(per_item: IntArray, shares: Sequence[Fraction], n: int, confidence: float, *,
-                two: bool) -> Estimate:
+def _prevalence(in_top: IntArray, rated: IntArray, shares: Sequence[Fraction], n: int,
+                confidence: float) -> Estimate:
     """The prevalence index PI = 2π_k − 1 of the most frequent category k: the share of
     ratings in k minus the share outside it.
 
-    For two raters and two categories this is Byrt, Bishop & Carlin's (1993) |a − d|/n (cell a:
-    both "yes", d: both "no"); one-vs-rest it generalises to any scale and, through Gwet's shares
-    π_k = (1/n)Σ_i r_ik/r_i, to several raters. It is a mean over items of x_i = 2r_ik/r_i − 1,
-    so its standard error is that of a mean: divisor n² for two raters (as the table variances),
-    n(n−1) for several (as Gwet's multi-rater variances). Near 1: one score dominates, the
-    situation in which κ is low despite high agreement.
+    For two raters and two categories this is Byrt, Bishop & Carlin's (1993) (a − d)/n up to
+    sign (cell a: both "yes", d: both "no"); one-vs-rest it generalises to any scale and, through
+    Gwet's shares π_k = (1/n)Σ_i r_ik/r_i, to several raters. It is a mean over items of
+    x_i = 2r_ik/r_i − 1 (``in_top`` = r_ik, ``rated`` = r_i), so its variance is that of a mean:
+    Σ(x_i − PI)²/(n(n−1)) here (as Gwet's multi-rater variances), (mean x² − PI²)/n for two
+    raters (as the table variances). Near 1: one score dominates, where κ is low despite high
+    agreement.
     """
-    k = _top(shares)
-    value = 2 * shares[k] - 1
-    rated = per_item.sum(axis=1)
-    x = 2.0 * per_item[:, k] / np.maximum(rated, 1) - 1.0
+    value = 2 * shares[_top(shares)] - 1
     if n < 2:
         return _estimate(value, None, n, confidence)
-    centred = float(((x - float(value)) ** 2).sum())
-    variance = centred / (n * n) if two else centred / (n * (n - 1))
-    return _estimate(value, variance, n, confidence)
-
-
-def _bias(ca: IntArray, cb: IntArray, scale: _Scale, confidence: float) -> Estimate:
-    """The bias index BI = (mean rank of a − mean rank of b)/(q − 1): how far the two raters'
-    score levels differ, on [−1, 1]. For two categories this is Byrt, Bishop & Carlin's (1993)
-    (b − c)/n (the difference of the raters' "yes" rates). A mean of per-item differences, so its
-    variance is (mean of x² − BI²)/n. Needs an ordered scale (integer scores)."""
-    if not scale.ordered:
-        return _undefined("the categories are labels without an order, so a bias has no direction")
-    n, q = len(ca), scale.q
-    diff = ca - cb
-    value = Fraction(int(diff.sum()), n * (q - 1))
-    x = diff / (q - 1)
-    variance = (float((x * x).mean()) - float(value) ** 2) / n
-    return _estimate(value, variance, n, confidence)
+    x = 2.0 * in_top / rated - 1.0
+    return _estimate(value, float(((x - float(value)) ** 2).sum()) / (n * (n - 1)), n, confidence)
 
 
 # --------------------------------------------------------------------------- several raters
-
-
-def rating_counts(
-    ratings: Mapping[str, Mapping[Hashable, Hashable]], *, categories: Sequence[Hashable]
-) -> IntArray:
-    """Items × categories: r_ik, how many raters put item i in category k (items nobody scored
-    do not appear; items in first-seen order). Scale order as in :func:`two_raters`."""
-    scale = _scale(categories, "none")
-    index: dict[Hashable, int] = {}
-    for scores in ratings.values():
-        for item in scores:
-            index.setdefault(item, len(index))
-    counts = np.zeros((len(index), scale.q), dtype=np.int64)
-    for rater, scores in ratings.items():
-        codes = scale.codes(list(scores.values()), f"rater {rater}")
-        np.add.at(counts, ([index[i] for i in scores], codes), 1)
-    return counts
 
 
 def several_raters(
@@ -362,11 +436,19 @@ def several_raters(
     No bias index (a two-rater quantity: see the pairs).
     """
     scale = _scale(categories, weights)
-    counts = rating_counts(ratings, categories=scale.labels)
+    return _several_from_codes(_code_matrix(ratings, scale)[1], scale, confidence)
+
+
+def _several_from_codes(codes: IntArray, scale: _Scale, confidence: float) -> Coefficients:
+    """:func:`several_raters` on the raters × items code matrix (−1: not scored)."""
+    q, weights = scale.q, scale.weights
+    scored = codes >= 0
+    raters = int(scored.any(axis=1).sum())
+    items = np.broadcast_to(np.arange(codes.shape[1]), codes.shape)[scored]
+    counts = np.bincount(items * q + codes[scored], minlength=codes.shape[1] * q).reshape(-1, q)
     r = counts.sum(axis=1)
     counts, r = counts[r > 0], r[r > 0]
-    n, pairable, q = len(r), int((r >= 2).sum()), scale.q
-    raters = sum(1 for scores in ratings.values() if scores)
+    n, pairable = len(r), int((r >= 2).sum())
     if pairable == 0:
         return _empty(raters, n, 0, weights, "no item was scored by two or more raters")
     if q < 2:
@@ -381,7 +463,7 @@ def several_raters(
         raters, n, pairable, weights,
         percent_agreement=_estimate(pa, pa_var, n, confidence),
         gwet=ac, brennan_prediger=bp,
-        prevalence_index=_prevalence(counts, shares, n, confidence, two=False),
+        prevalence_index=_prevalence(counts[:, _top(shares)], r, shares, n, confidence),
         bias_index=_undefined("the bias index compares two raters; see each pair"),
         prevalence_category=scale.labels[_top(shares)],
         chance_gwet=_gwet_chance(scale, shares),

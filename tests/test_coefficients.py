@@ -24,7 +24,9 @@ from sklearn.metrics import cohen_kappa_score
 from aoven_git.agreement import krippendorff_alpha, weighted_kappa
 from aoven_git.coefficients import (
     PARADOX_AGREEMENT,
+    all_coefficients,
     kappa_paradox,
+    pairwise,
     several_raters,
     two_raters,
 )
@@ -290,6 +292,29 @@ def test_two_rater_and_several_rater_forms_agree_on_complete_pairs() -> None:
         assert y.se**2 == pytest.approx(x.se**2 * 30 / 29, rel=1e-12)  # type: ignore[operator]
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_pairwise_and_all_coefficients_equal_one_call_per_pair(seed: int) -> None:
+    """The vectorised pair tables (missing cells, a rater with no common item) give exactly what
+    two_raters gives on each pair's common items, and all_coefficients what the two entry
+    points give."""
+    rng = random.Random(500 + seed)
+    rows = _random_rows(rng, [0, 1, 2, 3])
+    ratings = _ratings(rows)
+    ratings["late"] = {10_000: 2}  # shares no item with anyone
+    pairs = pairwise(ratings, categories=[0, 1, 2, 3], weights="quadratic")
+    raters = list(ratings)
+    assert list(pairs) == [(a, b) for i, a in enumerate(raters) for b in raters[i + 1:]]
+    for (a, b), got in pairs.items():
+        common = [i for i in ratings[a] if i in ratings[b]]
+        want = two_raters([ratings[a][i] for i in common], [ratings[b][i] for i in common],
+                          categories=[0, 1, 2, 3], weights="quadratic")
+        assert got == want
+    assert pairs[(raters[0], "late")].gwet.reason == "no items were scored by both raters"
+    several, again = all_coefficients(ratings, categories=[0, 1, 2, 3], weights="quadratic")
+    assert again == pairs
+    assert several == several_raters(ratings, categories=[0, 1, 2, 3], weights="quadratic")
+
+
 # --------------------------------------------------------------------------- degenerate data
 
 
@@ -305,21 +330,23 @@ def test_constant_raters_keep_ac_and_bp_defined_where_kappa_is_not() -> None:
 
 
 def test_paradox_shape_ac2_high_kappa_negative() -> None:
-    """The real team's D8 shape: 18 of 20 items agree at 0, the two others 0 vs 1 — κ < 0 at 90 %
-    raw agreement, AC2 high; the flag is raised and the prevalence index says why."""
-    a = [0] * 20
-    b = [0] * 18 + [1, 1]
-    a[0] = 1  # one item a scores 1 where b says 0
+    """The real team's D8 shape: 18 of 20 items scored 0 by both raters, the other two 0 vs 1 and
+    1 vs 0 — 90 % raw agreement, κ = −1/19; AC1 stays high, the flag is raised and the
+    prevalence index (0.9) says why."""
+    a = [0] * 18 + [0, 1]
+    b = [0] * 18 + [1, 0]
     kappa = weighted_kappa(a, b, categories=[0, 1, 2, 3], weights="none")
     c = two_raters(a, b, categories=[0, 1, 2, 3], weights="none")
-    assert kappa.exact is not None and kappa.exact < 0
-    assert c.percent_agreement.exact == Fraction(17, 20)
-    unweighted = c.percent_agreement.exact
-    weighted = two_raters(a, b, categories=[0, 1, 2, 3], weights="quadratic").percent_agreement.exact
-    assert weighted is not None and weighted >= PARADOX_AGREEMENT > unweighted  # type: ignore[operator]
-    flag = kappa_paradox(kappa.exact, weighted, threshold=Fraction(3, 5), prevalence=c.prevalence_index.exact)
-    assert flag.flagged and flag.reason is not None and "prevalence index 0.85" in flag.reason
-    assert c.gwet.value is not None and c.gwet.value > 0.8
+    assert kappa.exact == Fraction(-1, 19)
+    assert c.percent_agreement.exact == PARADOX_AGREEMENT
+    flag = kappa_paradox(kappa.exact, c.percent_agreement.exact, threshold=Fraction(3, 5),
+                         prevalence=c.prevalence_index.exact)
+    assert flag.flagged and flag.reason is not None and "prevalence index 0.90" in flag.reason
+    assert c.prevalence_index.exact == Fraction(9, 10) and c.prevalence_category == 0
+    assert c.bias_index.exact == 0
+    assert c.gwet.value is not None and c.gwet.value > 0.85
+    weighted = two_raters(a, b, categories=[0, 1, 2, 3], weights="quadratic")
+    assert weighted.gwet.exact is not None and weighted.gwet.exact > Fraction(3, 5)
 
 
 def test_paradox_flag_edges_are_exact() -> None:
