@@ -188,16 +188,21 @@ def pass_agreement(
 def _dimension_agreement(
     plan: Plan, ratings: Mapping[str, Any], pairs: Mapping[Any, Any]
 ) -> tuple[dict[str, Any], Any]:
-    """The document entry of one dimension's κ, and its gate."""
-    from aoven_git.agreement import aggregate_kappa, kappa_gate, krippendorff_alpha, pair_label
+    """The document entry of one dimension's κ, the coefficients beside it (docs/statistics.md,
+    "When κ misleads"), and the gate of the plan's coefficient."""
+    from aoven_git.agreement import aggregate_kappa, krippendorff_alpha, pair_label
+    from aoven_git.coefficients import all_coefficients, kappa_paradox
 
     rules = plan.rules.kappa
     agg_min = aggregate_kappa(pairs, "min", undefined=rules.undefined)
     agg_mean = aggregate_kappa(pairs, "mean", undefined=rules.undefined)
     chosen = agg_min if rules.aggregate == "min" else agg_mean
     alpha = krippendorff_alpha(ratings, categories=plan.scale.values, level="ordinal")
-    gate = kappa_gate({k: v.exact for k, v in pairs.items()}, threshold=rules.threshold,
-                      aggregate=rules.aggregate, undefined=rules.undefined)
+    several, by_pair = all_coefficients(ratings, categories=plan.scale.values, weights=rules.weights)
+    gate = dimension_gate(plan, pairs, by_pair, alpha)
+    kappa = chosen.exact if chosen.value is not None else None
+    paradox = kappa_paradox(kappa, several.percent_agreement.exact, threshold=rules.threshold,
+                            prevalence=several.prevalence_index.exact)
     labels = {k: pair_label(*k) for k in pairs}
     entry = {
         "value": full(chosen.value),
@@ -214,8 +219,34 @@ def _dimension_agreement(
         "interval_reasons": {labels[k]: v.ci_reason for k, v in pairs.items()},
         "pair_n": {labels[k]: v.n for k, v in pairs.items()},
         "n": chosen.n,
+        "gate": {"coefficient": rules.coefficient, "value": full(gate.value),
+                 "value_exact": exact_str(gate.value), "reason": gate.reason},
+        "coefficients": several.as_dict(),
+        "pair_coefficients": {pair_label(*k): c.as_dict() for k, c in by_pair.items()},
+        "paradox": {"flagged": paradox.flagged, "reason": paradox.reason},
     }
     return entry, gate
+
+
+def dimension_gate(plan: Plan, pairs: Mapping[Any, Any], by_pair: Mapping[Any, Any], alpha: Any) -> Any:
+    """The exact gate of the plan's coefficient (``rules.kappa.coefficient``, docs/plan.md):
+    κ, Gwet's AC or Brennan–Prediger per pair, aggregated like κ (``aggregate``, ``undefined``),
+    or Krippendorff's α over all raters — each against the same threshold."""
+    from aoven_git.agreement import kappa_gate
+    from aoven_git.coefficients import alpha_gate
+
+    rules = plan.rules.kappa
+    settings = {"threshold": rules.threshold, "aggregate": rules.aggregate, "undefined": rules.undefined}
+    if rules.coefficient == "gwet":
+        name = "AC1" if rules.weights == "none" else "AC2"
+        return kappa_gate({k: c.gwet.exact for k, c in by_pair.items()}, name=name, **settings)
+    if rules.coefficient == "brennan-prediger":
+        return kappa_gate({k: c.brennan_prediger.exact for k, c in by_pair.items()}, name="Brennan-Prediger",
+                          **settings)
+    if rules.coefficient == "krippendorff":
+        return alpha_gate(alpha.value, alpha.reason, raters=len(by_pair) > 0, threshold=rules.threshold,
+                          undefined=rules.undefined)
+    return kappa_gate({k: v.exact for k, v in pairs.items()}, **settings)
 
 
 # --------------------------------------------------------------------------- 3. readiness

@@ -40,7 +40,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from aoven_git.agreement import disagreement
+from aoven_git.agreement import KappaGate, disagreement
+from aoven_git.numfmt import brief, brief_near, brief_percent
 
 #: The κ paradox: κ below the plan's threshold (or undefined) while the weighted percent
 #: agreement is at least this (SPEC §6, docs/statistics.md "When κ misleads").
@@ -270,8 +271,9 @@ def _pairs_from_codes(raters: list[str], codes: IntArray, scale: _Scale,
                       confidence: float) -> dict[tuple[str, str], Coefficients]:
     q, count = scale.q, len(raters)
     keys = [(raters[i], raters[j]) for i in range(count) for j in range(i + 1, count)]
-    left = codes[[i for i in range(count) for _ in range(i + 1, count)]].reshape(len(keys), -1)
-    right = codes[[j for i in range(count) for j in range(i + 1, count)]].reshape(len(keys), -1)
+    items = codes.shape[1]
+    left = codes[[i for i in range(count) for _ in range(i + 1, count)]].reshape(len(keys), items)
+    right = codes[[j for i in range(count) for j in range(i + 1, count)]].reshape(len(keys), items)
     both = (left >= 0) & (right >= 0)
     cell = (np.arange(len(keys))[:, None] * q * q + left * q + right)[both]
     tables = np.bincount(cell, minlength=len(keys) * q * q).reshape(len(keys), q, q)
@@ -547,8 +549,28 @@ def kappa_paradox(kappa: Fraction | None, agreement: Fraction | None, *, thresho
         return Paradox(False)
     if kappa is not None and kappa >= threshold:
         return Paradox(False)
-    low = "undefined" if kappa is None else f"{float(kappa):.3f} below {float(threshold):g}"
-    why = f"κ is {low} while weighted agreement is {float(agreement):.1%}"
+    low = "undefined" if kappa is None else f"{brief_near(kappa, threshold)} below {brief(threshold)}"
+    why = f"κ is {low} while weighted agreement is {brief_percent(agreement)}"
     if prevalence is not None:
-        why += f" (prevalence index {float(prevalence):.2f})"
+        why += f" (prevalence index {brief(prevalence)})"
     return Paradox(True, why)
+
+
+def alpha_gate(alpha: float | None, reason: str | None, *, raters: bool, threshold: Fraction,
+               undefined: str) -> KappaGate:
+    """The gate when the plan pre-registers Krippendorff's α (``rules.kappa.coefficient:
+    krippendorff``): α over all raters ≥ threshold. α is computed in floats, so the comparison is
+    exact on the float's own value (``Fraction(alpha)``), the best "exact" there is. Undefined α
+    follows ``rules.kappa.undefined`` as κ does; with fewer than two raters nothing was measured
+    and the dimension never counts."""
+    if not raters:
+        return KappaGate(False, None, "alpha undefined: fewer than two raters scored this pass")
+    if alpha is None:
+        if undefined == "include":
+            return KappaGate(True, None, f"alpha undefined ({reason}); counted because rules.kappa.undefined "
+                                         "is include")
+        return KappaGate(False, None, f"alpha undefined ({reason}), treated as below {brief(threshold)}")
+    value = Fraction(alpha)
+    if value >= threshold:
+        return KappaGate(True, value, None)
+    return KappaGate(False, value, f"alpha {brief_near(value, threshold)} below {brief(threshold)}")

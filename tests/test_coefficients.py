@@ -341,7 +341,7 @@ def test_paradox_shape_ac2_high_kappa_negative() -> None:
     assert c.percent_agreement.exact == PARADOX_AGREEMENT
     flag = kappa_paradox(kappa.exact, c.percent_agreement.exact, threshold=Fraction(3, 5),
                          prevalence=c.prevalence_index.exact)
-    assert flag.flagged and flag.reason is not None and "prevalence index 0.90" in flag.reason
+    assert flag.flagged and flag.reason is not None and "prevalence index 0.9)" in flag.reason
     assert c.prevalence_index.exact == Fraction(9, 10) and c.prevalence_category == 0
     assert c.bias_index.exact == 0
     assert c.gwet.value is not None and c.gwet.value > 0.85
@@ -371,6 +371,14 @@ def test_undefined_cases_give_reasons_not_nan() -> None:
         for est in (c.percent_agreement, c.gwet, c.brennan_prediger, c.prevalence_index):
             d = est.as_dict()
             assert all(not (isinstance(v, float) and math.isnan(v)) for v in d.values())
+
+
+def test_one_rater_or_none_has_no_pairs_and_no_agreement() -> None:
+    for ratings in ({"solo": {1: 0, 2: 1}}, {}, {"a": {}, "b": {}}):
+        several, pairs = all_coefficients(ratings, categories=[0, 1], weights="none")
+        assert several.gwet.value is None and several.gwet.reason
+        assert all(c.gwet.value is None for c in pairs.values())
+    assert list(all_coefficients({"a": {}, "b": {}}, categories=[0, 1], weights="none")[1]) == [("a", "b")]
 
 
 def test_bad_input_is_a_caller_bug() -> None:

@@ -16,13 +16,14 @@ from typing import Any
 from aoven_git import numfmt
 from aoven_git.numfmt import DASH
 from aoven_git.render import audit, exploratory, provenance
-from aoven_git.render.markdown import agreement_settings
+from aoven_git.render.markdown import BEYOND_KAPPA, agreement_settings
 from aoven_git.render.svg import amendment_chart, kappa_chart, means_chart, questions_chart
 from aoven_git.render.tables import (
     Cell,
     Table,
     caveat_summary,
     cell_tables,
+    coefficient_tables,
     describe,
     kappa_notes,
     kappa_tables,
@@ -377,6 +378,7 @@ def _raters(report: Mapping[str, Any]) -> str:
 
 def _agreement(report: Mapping[str, Any]) -> str:
     body = [f'<p class="note">{_e(agreement_settings(report))}</p>']
+    coefficients = coefficient_tables(report)
     for i, (pass_id, table) in enumerate(kappa_tables(report)):
         tag = " (verdict pass)" if pass_id == report.get("verdict_pass") else ""
         blind = exploratory.blind_state(report, pass_id)
@@ -393,6 +395,9 @@ def _agreement(report: Mapping[str, Any]) -> str:
         notes = kappa_notes(report, pass_id)
         if notes:
             body.append("<p><strong>Keep in mind:</strong></p>" + _list(notes, cls="caveats"))
+        beyond = coefficients.get(pass_id)
+        if beyond is not None:
+            body += [f"<p><strong>Beyond κ</strong> ({_e(BEYOND_KAPPA)})</p>", _table(beyond, "kappa")]
     return "\n".join(body)
 
 

@@ -21,6 +21,7 @@ from aoven_git.render.tables import (
     Table,
     caveat_summary,
     cell_tables,
+    coefficient_tables,
     describe,
     kappa_notes,
     kappa_tables,
@@ -37,6 +38,9 @@ from aoven_git.render.tables import (
 __all__ = ["md", "md_code", "md_details", "md_table", "render_markdown", "truncate_summary"]
 
 SUMMARY_LIMIT = 1_000_000
+#: What the "Beyond κ" table shows, in one line (docs/statistics.md, "When κ misleads").
+BEYOND_KAPPA = ("all raters, Gwet's multi-rater forms, same weights as κ, 95% intervals from Gwet's "
+                "standard errors; bias: the pair whose score levels differ most")
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#!])")
 
@@ -260,6 +264,7 @@ def agreement_settings(report: Mapping[str, Any]) -> str:
 
 def _md_agreement(report: Mapping[str, Any]) -> list[str]:
     out = ["## Agreement (weighted κ)", "", md(agreement_settings(report)), ""]
+    coefficients = coefficient_tables(report)
     for pass_id, table in kappa_tables(report):
         tag = " (verdict pass)" if pass_id == report.get("verdict_pass") else ""
         blind = exploratory.blind_state(report, pass_id)
@@ -273,6 +278,9 @@ def _md_agreement(report: Mapping[str, Any]) -> list[str]:
         notes = kappa_notes(report, pass_id)
         if notes:
             out += ["**Keep in mind:**", ""] + [f"- {md(n)}" for n in notes] + [""]
+        beyond = coefficients.get(pass_id)
+        if beyond is not None:
+            out += [f"**Beyond κ** ({md(BEYOND_KAPPA)})", "", *md_table(beyond), ""]
     return out
 
 

@@ -298,6 +298,66 @@ def kappa_tables(report: Mapping[str, Any]) -> list[tuple[str, Table]]:
     return out
 
 
+def coefficient_tables(report: Mapping[str, Any]) -> dict[str, Table]:
+    """Per pass, the coefficients beside κ (docs/statistics.md, "When κ misleads"): weighted
+    agreement, Gwet's AC, Brennan–Prediger over all raters with their intervals, the prevalence
+    index, the largest bias index over pairs, and the κ paradox flag. A document written before
+    these coefficients existed has none, and gets no table."""
+    settings = report.get("kappa_settings") or {}
+    out = {}
+    for pass_id in ordered_passes(report):
+        per_dim = (report.get("kappa") or {}).get(pass_id) or {}
+        rows = tuple(_coefficient_row(did, k) for did, k in per_dim.items() if (k or {}).get("coefficients"))
+        if not rows:
+            continue
+        names = {((k or {}).get("coefficients") or {}).get("gwet", {}).get("name") for k in per_dim.values()}
+        gwet = next((n for n in names if n), "AC")
+        headers = ("dimension", "agreement (weighted)", gwet, "Brennan–Prediger", "prevalence index",
+                   "bias index (largest pair)", "κ paradox")
+        gate = _gate_note(per_dim, settings) if pass_id == report.get("verdict_pass") else None
+        table = Table(headers, rows, frozenset({1, 2, 3, 4, 5}), (gate,) if gate else ())
+        out[pass_id] = pruned(table, keep=(0, 1, 2, 3))
+    return out
+
+
+def _estimate_cell(e: Mapping[str, Any] | None) -> Cell:
+    e = e or {}
+    if e.get("value") is None:
+        return Cell(numfmt.kappa(None, e.get("reason")), tone="warn")
+    iv = numfmt.interval(e.get("ci"))
+    return _n(numfmt.kappa(e.get("value")) + (f" {iv}" if iv else ""))
+
+
+def _coefficient_row(did: str, k: Mapping[str, Any]) -> tuple[Cell, ...]:
+    c = k.get("coefficients") or {}
+    prevalence = c.get("prevalence_index") or {}
+    pi = _estimate_cell(prevalence)
+    if prevalence.get("value") is not None:
+        pi = replace(pi, text=f"{pi.text} (score {_text(prevalence.get('category'))})")
+    biases = [(abs(b["value"]), pair, b) for pair, pc in (k.get("pair_coefficients") or {}).items()
+              for b in [pc.get("bias_index") or {}] if b.get("value") is not None]
+    bias = _n(DASH)
+    if biases:
+        _, pair, worst = max(biases, key=lambda t: t[0])
+        bias = replace(_estimate_cell(worst), text=f"{_estimate_cell(worst).text} ({pair})")
+    paradox = k.get("paradox") or {}
+    flag = Cell(str(paradox.get("reason")), tone="warn", mark="⚠️") if paradox.get("flagged") else Cell(DASH)
+    return (_c(did, code=True), _estimate_cell(c.get("percent_agreement")), _estimate_cell(c.get("gwet")),
+            _estimate_cell(c.get("brennan_prediger")), pi, bias, flag)
+
+
+def _gate_note(per_dim: Mapping[str, Any], settings: Mapping[str, Any]) -> str | None:
+    """Said above the table when the plan gates on another coefficient than Cohen's κ."""
+    gates = {((k or {}).get("gate") or {}).get("coefficient") for k in per_dim.values()} - {None, "cohen"}
+    if not gates:
+        return None
+    which = gates.pop()
+    over = "Krippendorff's α over all raters" if which == "krippendorff" else (
+        f"{which} per rater pair, the {settings.get('aggregate') or 'min'} over pairs")
+    return (f"The plan gates dimensions on {over} (rules.kappa.coefficient: {which}), "
+            f"threshold {numfmt.kappa(settings.get('threshold'))}; the counts column follows it.")
+
+
 def kappa_notes(report: Mapping[str, Any], pass_id: str) -> list[str]:
     """What to keep in mind reading a pass's κ table, one sentence per kind instead of one per
     cell: κ on few items, wide intervals (the document's caveats), and missing intervals."""
