@@ -50,6 +50,8 @@ CONFIDENCE = 0.95
 _SINGLE = "the scale has a single category, so there is nothing to agree on"
 _NO_ITEMS = "no items were scored by both raters"
 _UNORDERED = "the categories are labels without an order, so a bias has no direction"
+#: Elements per temporary pairs × items array (as agreement.py's bootstrap budget).
+_BUDGET = 2**19
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -224,7 +226,7 @@ def two_raters(
                    / (n(1 − p_e)²)
         BP   = (p_a − T_w/q²)/(1 − T_w/q²)             var = (Σ w²·p − p_a²)/(n(1 − T_w/q²)²)
 
-    and the prevalence and bias indices of :func:`_indices`. Everything is a function of the
+    and the prevalence and bias indices (:func:`_exact_two`, :func:`_se_two`). Everything is a function of the
     table, so :func:`pairwise` computes all pairs of a study at once (:func:`_from_tables`).
     """
     scale = _scale(categories, weights)
@@ -269,14 +271,20 @@ def _code_matrix(
 
 def _pairs_from_codes(raters: list[str], codes: IntArray, scale: _Scale,
                       confidence: float) -> dict[tuple[str, str], Coefficients]:
-    q, count = scale.q, len(raters)
-    keys = [(raters[i], raters[j]) for i in range(count) for j in range(i + 1, count)]
-    items = codes.shape[1]
-    left = codes[[i for i in range(count) for _ in range(i + 1, count)]].reshape(len(keys), items)
-    right = codes[[j for i in range(count) for j in range(i + 1, count)]].reshape(len(keys), items)
-    both = (left >= 0) & (right >= 0)
-    cell = (np.arange(len(keys))[:, None] * q * q + left * q + right)[both]
-    tables = np.bincount(cell, minlength=len(keys) * q * q).reshape(len(keys), q, q)
+    """Every pair's table by one ``bincount`` per slice of pairs (slices of at most
+    :data:`_BUDGET` pair × item elements, so memory stays flat however many raters), then
+    :func:`_from_tables` over all of them."""
+    q, count, items = scale.q, len(raters), codes.shape[1]
+    firsts = [i for i in range(count) for _ in range(i + 1, count)]
+    seconds = [j for i in range(count) for j in range(i + 1, count)]
+    tables = np.zeros((len(firsts), q, q), dtype=np.int64)
+    step = max(1, _BUDGET // max(items, 1))
+    for start in range(0, len(firsts), step):
+        left, right = codes[firsts[start:start + step]], codes[seconds[start:start + step]]
+        both = (left >= 0) & (right >= 0)
+        cell = (np.arange(len(left))[:, None] * q * q + left * q + right)[both]
+        tables[start:start + step] = np.bincount(cell, minlength=len(left) * q * q).reshape(-1, q, q)
+    keys = [(raters[i], raters[j]) for i, j in zip(firsts, seconds, strict=True)]
     return dict(zip(keys, _from_tables(tables, scale, confidence), strict=True))
 
 

@@ -315,6 +315,17 @@ def test_pairwise_and_all_coefficients_equal_one_call_per_pair(seed: int) -> Non
     assert several == several_raters(ratings, categories=[0, 1, 2, 3], weights="quadratic")
 
 
+def test_pairs_sliced_for_memory_give_the_same_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aoven_git import coefficients
+
+    rows = _random_rows(random.Random(99), [0, 1, 2, 3])
+    ratings = _ratings(rows)
+    whole = pairwise(ratings, categories=[0, 1, 2, 3], weights="linear")
+    assert len(whole) == 14 * 13 // 2
+    monkeypatch.setattr(coefficients, "_BUDGET", 1)  # one pair per slice
+    assert pairwise(ratings, categories=[0, 1, 2, 3], weights="linear") == whole
+
+
 # --------------------------------------------------------------------------- degenerate data
 
 
