@@ -490,6 +490,7 @@ def document(parts: Parts) -> dict[str, Any]:
         "deviations": [d.as_dict() for d in deviations(plan)],
         "reconciliation": _reconciliation(parts),
         "blind_passes": [b.as_dict(b.pass_id in _verdict_passes(plan)) for b in parts.blind],
+        "uncertainty": uncertainty(parts),
     }
 
 
@@ -501,6 +502,38 @@ def headline(plan: Plan, ev: Evaluation | None) -> dict[str, Any]:
         "improvement_exact": exact_str(ev.improvement) if ev else None,
         "means": {a: full(ev.mean_a) if ev else None, b: full(ev.mean_b) if ev else None},
         "means_exact": {a: exact_str(ev.mean_a) if ev else None, b: exact_str(ev.mean_b) if ev else None},
+    }
+
+
+def uncertainty(parts: Parts) -> dict[str, Any]:
+    """Descriptive uncertainty beside the exact rules (docs/statistics.md, "Uncertainty a PI reads
+    first"): bootstrap intervals over questions for each condition's mean and the improvement, and
+    each rater's means per condition and dimension in the verdict pass. Withheld while NOT-READY,
+    like the means themselves."""
+    from aoven_git.uncertainty import question_intervals, rater_means
+
+    plan, ev = parts.plan, parts.verdict.evaluation
+    a, b = plan.baseline.id, plan.treatment.id
+    settings = {"descriptive": True, "method": "percentile", "over": "questions",
+                "confidence": CONFIDENCE, "bootstrap": parts.bootstrap, "seed": parts.seed}
+    if ev is None:
+        return {**settings, "withheld": WITHHELD, "intervals": None, "rater_means": None}
+    intervals = question_intervals([q.aggregate_a for q in ev.questions],
+                                   [q.aggregate_b for q in ev.questions],
+                                   n_resamples=parts.bootstrap, seed=parts.seed, confidence=CONFIDENCE)
+    names = {"mean_A": f"mean_{a}", "mean_B": f"mean_{b}", "improvement": "improvement"}
+    rnd = plan.round_(parts.round_id)
+    primary = plan.primary_pass
+    dims = [d.id for d in plan.dimensions if d.id in primary.dimensions]
+    means = rater_means(parts.passes[primary.id].scores, conditions=[a, b], dimensions=dims,
+                        questions=rnd.questions if rnd else ())
+    return {
+        **settings, "withheld": None,
+        "intervals": {names[k]: v.as_dict() for k, v in intervals.items()},
+        "rater_means": {r: {d: {c: full(m) for c, m in per_c.items()} for d, per_c in per_d.items()}
+                        for r, per_d in means.items()},
+        "rater_means_exact": {r: {d: {c: exact_str(m) for c, m in per_c.items()}
+                                  for d, per_c in per_d.items()} for r, per_d in means.items()},
     }
 
 

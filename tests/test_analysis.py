@@ -85,6 +85,7 @@ CONTRACT_KEYS = {
     "deviations",
     "reconciliation",
     "blind_passes",
+    "uncertainty",
 }
 COMPLETE = {"ok": True, "status": "complete", "seals": [], "violations": []}
 

@@ -30,9 +30,11 @@ from aoven_git.render.tables import (
     labels,
     means_table,
     questions_table,
+    rater_means_table,
     raters_table,
     rules_table,
     self_bias_table,
+    uncertainty_sentence,
     validation_table,
     violations_table,
 )
@@ -365,7 +367,16 @@ def _means(report: Mapping[str, Any]) -> str:
     a, b = labels(report)
     caption = (f"Mean score per dimension, {a} vs {b} (lower is better). "
                "Faded bars on a grey band: excluded from the verdict.")
-    return _figure(means_chart(report), caption) + "\n" + _table(means_table(report), "means")
+    out = _figure(means_chart(report), caption) + "\n" + _table(means_table(report), "means")
+    sentence = uncertainty_sentence(report)
+    if sentence:
+        out += f'\n<p class="note">{_e(sentence)}</p>'
+    raters = rater_means_table(report)
+    if raters.rows:
+        title = "Each rater's means in the verdict pass"
+        folded = _fold(title, _table(raters, "means"), len(raters.rows))
+        out += f"\n<p><strong>{_e(title)}</strong></p>\n" + folded
+    return out
 
 
 def _raters(report: Mapping[str, Any]) -> str:

@@ -28,9 +28,11 @@ from aoven_git.render.tables import (
     labels,
     means_table,
     questions_table,
+    rater_means_table,
     raters_table,
     rules_table,
     self_bias_table,
+    uncertainty_sentence,
     validation_table,
     violations_table,
 )
@@ -236,6 +238,13 @@ def _md_means(report: Mapping[str, Any]) -> list[str]:
     if excluded:
         out += ["Excluded from the verdict: " + "; ".join(
             f"{md_code(d)} ({md(r)})" for d, r in excluded.items()) + ".", ""]
+    sentence = uncertainty_sentence(report)
+    if sentence:
+        out += [md(sentence), ""]
+    raters = rater_means_table(report)
+    if raters.rows:
+        title = "Each rater's means in the verdict pass"
+        out += [f"**{title}**", "", *_folded(title, md_table(raters), len(raters.rows))]
     return out
 
 

@@ -199,6 +199,43 @@ def means_table(report: Mapping[str, Any]) -> Table:
     return pruned(table)
 
 
+def uncertainty_sentence(report: Mapping[str, Any]) -> str | None:
+    """One sentence with the descriptive bootstrap intervals over questions of both condition
+    means and the improvement; None when the document has none (older, or withheld)."""
+    u = report.get("uncertainty") or {}
+    intervals = u.get("intervals")
+    if not intervals:
+        return None
+    a, b = labels(report)
+    parts = []
+    for key, label, fmt in ((f"mean_{a}", f"mean {a}", numfmt.mean), (f"mean_{b}", f"mean {b}", numfmt.mean),
+                            ("improvement", "improvement", numfmt.percent)):
+        entry = intervals.get(key) or {}
+        bounds = entry.get("interval")
+        shown = f"[{fmt(bounds[0])}, {fmt(bounds[1])}]" if bounds else f"none ({entry.get('reason')})"
+        parts.append(f"{label} {shown}")
+    level = numfmt.brief_percent(u.get("confidence") or 0.95)
+    return (f"Uncertainty (descriptive, not a rule): {level} percentile bootstrap intervals over questions "
+            f"({u.get('bootstrap')} resamples, seed {u.get('seed')}): " + "; ".join(parts) + ".")
+
+
+def rater_means_table(report: Mapping[str, Any]) -> Table:
+    """Each rater's mean per dimension and condition in the verdict pass: whose scale runs high or
+    low, which the cell-by-cell disagreements do not show."""
+    u = report.get("uncertainty") or {}
+    means, exact = u.get("rater_means") or {}, u.get("rater_means_exact") or {}
+    a, b = labels(report)
+    raters = list(means)
+    dims = list(next(iter(means.values()), {}))
+    rows = tuple(
+        (_c(d, code=True), *(_n(numfmt.mean(means[r][d].get(c), (exact.get(r) or {}).get(d, {}).get(c)))
+                             for r in raters for c in (a, b)))
+        for d in dims
+    )
+    headers = ("dimension", *(f"{r} {c}" for r in raters for c in (a, b)))
+    return Table(headers, rows, frozenset(range(1, len(headers))))
+
+
 def _improves(value: Any) -> Cell:
     if value is None:
         return _c(None)
