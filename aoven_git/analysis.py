@@ -7,11 +7,13 @@ each a function of its own so a step can grow without touching the others:
 0. :func:`~aoven_git.readiness.unblind_sheets` — a blind pass's cells mapped back through its
    committed key (before grouping, which keeps only the cells a pass expects);
 1. :func:`group_sheets` — the round's sheets by pass and rater, and who is still pending;
-2. :func:`pass_agreement` — κ (with bootstrap intervals), α and the exact κ gate per pass;
+2. :func:`pass_agreement` — κ (with bootstrap intervals), α, the coefficients beside κ
+   (coefficients.py) and the exact gate of the plan's coefficient per pass;
 3. :func:`~aoven_git.readiness.readiness` — blockers from validation, seals and pending raters;
 4. :func:`resolve` — every pass's cells after the reconciliation's consensus;
 5. :func:`~aoven_git.verdict.decide` — the verdict;
-6. :func:`document` — the JSON document every renderer reads.
+6. :func:`document` — the JSON document every renderer reads (with :func:`uncertainty`, the
+   descriptive intervals over questions and each rater's means).
 
 The exploratory layer of amendments (amendments.py) is built on top of these steps, from the
 `ReportData.parts` of the pre-registered analysis; it never changes the verdict computed here.

@@ -188,6 +188,8 @@ def _estimate(exact: Fraction, variance: float | None, n: int, confidence: float
     value = float(exact)
     if variance is None or n < 2:
         return Estimate(value, exact=exact, se_reason="fewer than two items, so no standard error")
+    if not math.isfinite(float(variance)):  # pragma: no cover - the formulas are finite for q ≥ 2, n ≥ 2
+        return Estimate(value, exact=exact, se_reason="the standard error is not a finite number")
     se = math.sqrt(max(float(variance), 0.0))
     half = _t_quantile(n - 1, confidence) * se
     return Estimate(value, se=se, ci=(value - half, min(1.0, value + half)), exact=exact)
