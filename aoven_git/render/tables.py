@@ -204,7 +204,7 @@ def uncertainty_sentence(report: Mapping[str, Any]) -> str | None:
     means and the improvement; None when the document has none (older, or withheld)."""
     u = report.get("uncertainty") or {}
     intervals = u.get("intervals")
-    if not intervals:
+    if not intervals or not u.get("bootstrap"):  # withheld, or --bootstrap 0: nothing to say
         return None
     a, b = labels(report)
     parts = []
