@@ -7,11 +7,13 @@ each a function of its own so a step can grow without touching the others:
 0. :func:`~aoven_git.readiness.unblind_sheets` — a blind pass's cells mapped back through its
    committed key (before grouping, which keeps only the cells a pass expects);
 1. :func:`group_sheets` — the round's sheets by pass and rater, and who is still pending;
-2. :func:`pass_agreement` — κ (with bootstrap intervals), α and the exact κ gate per pass;
+2. :func:`pass_agreement` — κ (with bootstrap intervals), α, the coefficients beside κ
+   (coefficients.py) and the exact gate of the plan's coefficient per pass;
 3. :func:`~aoven_git.readiness.readiness` — blockers from validation, seals and pending raters;
 4. :func:`resolve` — every pass's cells after the reconciliation's consensus;
 5. :func:`~aoven_git.verdict.decide` — the verdict;
-6. :func:`document` — the JSON document every renderer reads.
+6. :func:`document` — the JSON document every renderer reads (with :func:`uncertainty`, the
+   descriptive intervals over questions and each rater's means).
 
 The exploratory layer of amendments (amendments.py) is built on top of these steps, from the
 `ReportData.parts` of the pre-registered analysis; it never changes the verdict computed here.
@@ -192,16 +194,21 @@ def pass_agreement(
 def _dimension_agreement(
     plan: Plan, ratings: Mapping[str, Any], pairs: Mapping[Any, Any]
 ) -> tuple[dict[str, Any], Any]:
-    """The document entry of one dimension's κ, and its gate."""
-    from aoven_git.agreement import aggregate_kappa, kappa_gate, krippendorff_alpha, pair_label
+    """The document entry of one dimension's κ, the coefficients beside it (docs/statistics.md,
+    "When κ misleads"), and the gate of the plan's coefficient."""
+    from aoven_git.agreement import aggregate_kappa, krippendorff_alpha, pair_label
+    from aoven_git.coefficients import all_coefficients, kappa_paradox
 
     rules = plan.rules.kappa
     agg_min = aggregate_kappa(pairs, "min", undefined=rules.undefined)
     agg_mean = aggregate_kappa(pairs, "mean", undefined=rules.undefined)
     chosen = agg_min if rules.aggregate == "min" else agg_mean
     alpha = krippendorff_alpha(ratings, categories=plan.scale.values, level="ordinal")
-    gate = kappa_gate({k: v.exact for k, v in pairs.items()}, threshold=rules.threshold,
-                      aggregate=rules.aggregate, undefined=rules.undefined)
+    several, by_pair = all_coefficients(ratings, categories=plan.scale.values, weights=rules.weights)
+    gate = dimension_gate(plan, pairs, by_pair, alpha)
+    kappa = chosen.exact if chosen.value is not None else None
+    paradox = kappa_paradox(kappa, several.percent_agreement.exact, threshold=rules.threshold,
+                            prevalence=several.prevalence_index.exact)
     labels = {k: pair_label(*k) for k in pairs}
     entry = {
         "value": full(chosen.value),
@@ -218,8 +225,34 @@ def _dimension_agreement(
         "interval_reasons": {labels[k]: v.ci_reason for k, v in pairs.items()},
         "pair_n": {labels[k]: v.n for k, v in pairs.items()},
         "n": chosen.n,
+        "gate": {"coefficient": rules.coefficient, "value": full(gate.value),
+                 "value_exact": exact_str(gate.value), "reason": gate.reason},
+        "coefficients": several.as_dict(),
+        "pair_coefficients": {pair_label(*k): c.as_dict() for k, c in by_pair.items()},
+        "paradox": {"flagged": paradox.flagged, "reason": paradox.reason},
     }
     return entry, gate
+
+
+def dimension_gate(plan: Plan, pairs: Mapping[Any, Any], by_pair: Mapping[Any, Any], alpha: Any) -> Any:
+    """The exact gate of the plan's coefficient (``rules.kappa.coefficient``, docs/plan.md):
+    κ, Gwet's AC or Brennan–Prediger per pair, aggregated like κ (``aggregate``, ``undefined``),
+    or Krippendorff's α over all raters — each against the same threshold."""
+    from aoven_git.agreement import kappa_gate
+    from aoven_git.coefficients import alpha_gate
+
+    rules = plan.rules.kappa
+    settings = {"threshold": rules.threshold, "aggregate": rules.aggregate, "undefined": rules.undefined}
+    if rules.coefficient == "gwet":
+        name = "AC1" if rules.weights == "none" else "AC2"
+        return kappa_gate({k: c.gwet.exact for k, c in by_pair.items()}, name=name, **settings)
+    if rules.coefficient == "brennan-prediger":
+        return kappa_gate({k: c.brennan_prediger.exact for k, c in by_pair.items()}, name="Brennan-Prediger",
+                          **settings)
+    if rules.coefficient == "krippendorff":
+        return alpha_gate(alpha.value, alpha.reason, raters=len(by_pair) > 0, threshold=rules.threshold,
+                          undefined=rules.undefined)
+    return kappa_gate({k: v.exact for k, v in pairs.items()}, **settings)
 
 
 # --------------------------------------------------------------------------- 3. readiness
@@ -485,6 +518,7 @@ def document(parts: Parts) -> dict[str, Any]:
         "protocol_deviations": dict(parts.protocol),
         "reconciliation": _reconciliation(parts),
         "blind_passes": [b.as_dict(b.pass_id in _verdict_passes(plan)) for b in parts.blind],
+        "uncertainty": uncertainty(parts),
     }
 
 
@@ -496,6 +530,38 @@ def headline(plan: Plan, ev: Evaluation | None) -> dict[str, Any]:
         "improvement_exact": exact_str(ev.improvement) if ev else None,
         "means": {a: full(ev.mean_a) if ev else None, b: full(ev.mean_b) if ev else None},
         "means_exact": {a: exact_str(ev.mean_a) if ev else None, b: exact_str(ev.mean_b) if ev else None},
+    }
+
+
+def uncertainty(parts: Parts) -> dict[str, Any]:
+    """Descriptive uncertainty beside the exact rules (docs/statistics.md, "Uncertainty a PI reads
+    first"): bootstrap intervals over questions for each condition's mean and the improvement, and
+    each rater's means per condition and dimension in the verdict pass. Withheld while NOT-READY,
+    like the means themselves."""
+    from aoven_git.uncertainty import question_intervals, rater_means
+
+    plan, ev = parts.plan, parts.verdict.evaluation
+    a, b = plan.baseline.id, plan.treatment.id
+    settings = {"descriptive": True, "method": "percentile", "over": "questions",
+                "confidence": CONFIDENCE, "bootstrap": parts.bootstrap, "seed": parts.seed}
+    if ev is None:
+        return {**settings, "withheld": WITHHELD, "intervals": None, "rater_means": None}
+    intervals = question_intervals([q.aggregate_a for q in ev.questions],
+                                   [q.aggregate_b for q in ev.questions],
+                                   n_resamples=parts.bootstrap, seed=parts.seed, confidence=CONFIDENCE)
+    names = {"mean_A": f"mean_{a}", "mean_B": f"mean_{b}", "improvement": "improvement"}
+    rnd = plan.round_(parts.round_id)
+    primary = plan.primary_pass
+    dims = [d.id for d in plan.dimensions if d.id in primary.dimensions]
+    means = rater_means(parts.passes[primary.id].scores, conditions=[a, b], dimensions=dims,
+                        questions=rnd.questions if rnd else ())
+    return {
+        **settings, "withheld": None,
+        "intervals": {names[k]: v.as_dict() for k, v in intervals.items()},
+        "rater_means": {r: {d: {c: full(m) for c, m in per_c.items()} for d, per_c in per_d.items()}
+                        for r, per_d in means.items()},
+        "rater_means_exact": {r: {d: {c: exact_str(m) for c, m in per_c.items()}
+                                  for d, per_c in per_d.items()} for r, per_d in means.items()},
     }
 
 

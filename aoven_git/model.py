@@ -95,6 +95,8 @@ class KappaRules:
     threshold: Fraction = Fraction(3, 5)
     aggregate: Literal["min", "mean"] = "min"
     undefined: Literal["exclude", "include"] = "exclude"
+    #: which coefficient gates a dimension (docs/statistics.md, "When κ misleads")
+    coefficient: Literal["cohen", "gwet", "brennan-prediger", "krippendorff"] = "cohen"
 
 
 @dataclass(frozen=True)

@@ -533,7 +533,8 @@ def _rules(doc: dict[str, Any], out: _Problems) -> Rules:
     try:
         rules = Rules(
             kappa=KappaRules(
-                kappa["weights"], to_fraction(kappa["threshold"]), kappa["aggregate"], kappa["undefined"]
+                kappa["weights"], to_fraction(kappa["threshold"]), kappa["aggregate"], kappa["undefined"],
+                kappa["coefficient"],
             ),
             flag_spread=r["flag_spread"],
             unflagged=r["unflagged"],

@@ -224,7 +224,8 @@ def _rules_view(plan: Plan) -> dict[str, Any]:
     r = plan.rules
     return {
         "kappa": {"weights": r.kappa.weights, "threshold": r.kappa.threshold,
-                  "aggregate": r.kappa.aggregate, "undefined": r.kappa.undefined},
+                  "aggregate": r.kappa.aggregate, "undefined": r.kappa.undefined,
+                  "coefficient": r.kappa.coefficient},
         "flag_spread": r.flag_spread,
         "unflagged": r.unflagged,
         "blinding_divergence": r.blinding_divergence,

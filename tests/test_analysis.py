@@ -86,6 +86,7 @@ CONTRACT_KEYS = {
     "reconciliation",
     "blind_passes",
     "protocol_deviations",
+    "uncertainty",
 }
 COMPLETE = {"ok": True, "status": "complete", "seals": [], "violations": []}
 

@@ -17,13 +17,14 @@ from typing import Any
 from aoven_git import numfmt
 from aoven_git.numfmt import DASH
 from aoven_git.render import audit, exploratory, provenance
-from aoven_git.render.markdown import agreement_settings
+from aoven_git.render.markdown import BEYOND_KAPPA, agreement_settings
 from aoven_git.render.svg import amendment_chart, kappa_chart, means_chart, questions_chart
 from aoven_git.render.tables import (
     Cell,
     Table,
     caveat_summary,
     cell_tables,
+    coefficient_tables,
     describe,
     held,
     kappa_missing,
@@ -34,9 +35,11 @@ from aoven_git.render.tables import (
     means_table,
     questions_missing,
     questions_table,
+    rater_means_table,
     raters_table,
     rules_table,
     self_bias_table,
+    uncertainty_sentence,
     validation_table,
     violations_table,
     withheld,
@@ -392,8 +395,17 @@ def _means(report: Mapping[str, Any]) -> str:
     a, b = labels(report)
     caption = (f"Mean score per dimension, {a} vs {b} (lower is better). "
                "Faded bars on a grey band: excluded from the verdict.")
-    return _chart_or_why(means_missing(report), lambda: _figure(means_chart(report), caption),
-                         means_table(report), "means")
+    out = _chart_or_why(means_missing(report), lambda: _figure(means_chart(report), caption),
+                        means_table(report), "means")
+    sentence = uncertainty_sentence(report)
+    if sentence:
+        out += f'\n<p class="note">{_e(sentence)}</p>'
+    raters = rater_means_table(report)
+    if raters.rows:
+        title = "Each rater's means in the verdict pass"
+        folded = _fold(title, _table(raters, "means"), len(raters.rows))
+        out += f"\n<p><strong>{_e(title)}</strong></p>\n" + folded
+    return out
 
 
 def _raters(report: Mapping[str, Any]) -> str:
@@ -406,6 +418,7 @@ def _raters(report: Mapping[str, Any]) -> str:
 
 def _agreement(report: Mapping[str, Any]) -> str:
     body = [f'<p class="note">{_e(agreement_settings(report))}</p>']
+    coefficients = coefficient_tables(report)
     for i, (pass_id, table) in enumerate(kappa_tables(report)):
         tag = " (verdict pass)" if pass_id == report.get("verdict_pass") else ""
         blind = exploratory.blind_state(report, pass_id)
@@ -428,6 +441,9 @@ def _agreement(report: Mapping[str, Any]) -> str:
         notes = kappa_notes(report, pass_id)
         if notes:
             body.append("<p><strong>Keep in mind:</strong></p>" + _list(notes, cls="caveats"))
+        beyond = coefficients.get(pass_id)
+        if beyond is not None:
+            body += [f"<p><strong>Beyond κ</strong> ({_e(BEYOND_KAPPA)})</p>", _table(beyond, "kappa")]
     return "\n".join(body)
 
 

@@ -21,6 +21,7 @@ from aoven_git.render.tables import (
     Table,
     caveat_summary,
     cell_tables,
+    coefficient_tables,
     describe,
     held,
     kappa_missing,
@@ -29,9 +30,11 @@ from aoven_git.render.tables import (
     labels,
     means_table,
     questions_table,
+    rater_means_table,
     raters_table,
     rules_table,
     self_bias_table,
+    uncertainty_sentence,
     validation_table,
     violations_table,
     withheld,
@@ -40,6 +43,9 @@ from aoven_git.render.tables import (
 __all__ = ["md", "md_code", "md_details", "md_table", "render_markdown", "truncate_summary"]
 
 SUMMARY_LIMIT = 1_000_000
+#: What the "Beyond κ" table shows, in one line (docs/statistics.md, "When κ misleads").
+BEYOND_KAPPA = ("all raters, Gwet's multi-rater forms, same weights as κ, 95% intervals from Gwet's "
+                "standard errors; bias: the pair whose score levels differ most")
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#!])")
 
@@ -254,6 +260,13 @@ def _md_means(report: Mapping[str, Any]) -> list[str]:
     if excluded:
         out += ["Excluded from the verdict: " + "; ".join(
             f"{md_code(d)} ({md(r)})" for d, r in excluded.items()) + ".", ""]
+    sentence = uncertainty_sentence(report)
+    if sentence:
+        out += [md(sentence), ""]
+    raters = rater_means_table(report)
+    if raters.rows:
+        title = "Each rater's means in the verdict pass"
+        out += [f"**{title}**", "", *_folded(title, md_table(raters), len(raters.rows))]
     return out
 
 
@@ -282,6 +295,7 @@ def agreement_settings(report: Mapping[str, Any]) -> str:
 
 def _md_agreement(report: Mapping[str, Any]) -> list[str]:
     out = ["## Agreement (weighted κ)", "", md(agreement_settings(report)), ""]
+    coefficients = coefficient_tables(report)
     for pass_id, table in kappa_tables(report):
         tag = " (verdict pass)" if pass_id == report.get("verdict_pass") else ""
         blind = exploratory.blind_state(report, pass_id)
@@ -299,6 +313,9 @@ def _md_agreement(report: Mapping[str, Any]) -> list[str]:
         notes = kappa_notes(report, pass_id)
         if notes:
             out += ["**Keep in mind:**", ""] + [f"- {md(n)}" for n in notes] + [""]
+        beyond = coefficients.get(pass_id)
+        if beyond is not None:
+            out += [f"**Beyond κ** ({md(BEYOND_KAPPA)})", "", *md_table(beyond), ""]
     return out
 
 
