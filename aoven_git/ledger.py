@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
 
-from aoven_git import naming
+from aoven_git import gitattributes, naming
 from aoven_git.history import History, Node
 from aoven_git.model import Plan, SheetId, Violation
 from aoven_git.score_copies import Original, copied
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from aoven_git.key_copies import Secret
 
 RoleKind = Literal["score", "seal", "reconciliation", "stray", "candidate", "outside", "unknown", "plan",
-                   "signers", "blind-item", "blind-key", "blind-key-seal"]
+                   "signers", "attributes", "blind-item", "blind-key", "blind-key-seal"]
 Event = Literal["add", "modify", "delete"]
 
 #: study files the rules read are read up to this size (a score or seal file is at most 1 MiB)
@@ -168,6 +168,8 @@ def role_of(plan: Plan, plan_path: str, signers: str | None, responses: object, 
         return Role("plan")
     if signers and path == signers:
         return Role("signers")
+    if gitattributes.applies_to(path, plan.study_dir):
+        return Role("attributes")
     c = naming.classify(plan, path)
     if c.kind in ("blind-item", "blind-key", "blind-key-seal"):
         return Role("unknown", None, c.problem) if c.problem else Role(c.kind, c.sheet)
@@ -194,13 +196,15 @@ def tracked(plan: Plan, plan_path: str, path: str) -> bool:
     anywhere (possible copies, read for their content)."""
     signers = plan.security.allowed_signers
     return (path in (plan_path, signers) or naming.folded_inside(plan, path)
-            or PurePosixPath(path).name.lower().startswith(naming.SCORE_PREFIX))
+            or PurePosixPath(path).name.lower().startswith(naming.SCORE_PREFIX)
+            or gitattributes.applies_to(path, plan.study_dir))
 
 
 def pathspecs(plan: Plan, plan_path: str) -> list[str]:
     """What verify-seal's one `git log` asks for (see `tracked`)."""
     specs = [f":(literal){plan.study_dir}", naming.twin_glob(plan.study_dir), f":(literal){plan_path}",
-             f":(glob,icase)**/{naming.SCORE_PREFIX}*"]
+             f":(glob,icase)**/{naming.SCORE_PREFIX}*",
+             *(f":(literal){p}" for p in gitattributes.candidates(plan.study_dir))]
     if plan.security.allowed_signers:
         specs.append(f":(literal){plan.security.allowed_signers}")
     return specs

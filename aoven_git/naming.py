@@ -288,3 +288,14 @@ def blind_key_path(plan: Plan, pass_id: str) -> str:
 
 def blind_key_seal_path(plan: Plan, pass_id: str) -> str:
     return f"{plan.study_dir}/{SEALS_DIR}/{BLIND_KEY_SEAL_PREFIX}{pass_id}{SEAL_SUFFIX}"
+
+
+def probe_paths(plan: Plan) -> tuple[str, ...]:
+    """Every canonical score, seal and reconciliation path of the plan (study and amendments):
+    what a `.gitattributes` line must match to decide how git stores a study file."""
+    sheets = [SheetId(r.id, p.id, rnd.id) for r in plan.raters for p in plan.passes for rnd in plan.rounds]
+    sheets += [SheetId(r.id, p, rnd.id, a.id) for a in plan.amendments for r in plan.raters
+               for p in a.passes for rnd in plan.rounds]
+    out = [f(plan, s) for s in sheets for f in (score_path, seal_path)]
+    out += [reconciliation_path(plan, s.pass_id, s.round_id, s.amendment) for s in sheets]
+    return tuple(dict.fromkeys(out))

@@ -29,6 +29,9 @@ unsigned-commit          (sealing.py) require_signed and a seal/reveal lacks a g
 plan-changed-after-seal  (frozen_rules.py) locked keys, raters, security or the signers file,
                          an amendment entry or a scored response changed after the first seal;
                          or the plan at the first seal does not parse
+attributes-changed-after-seal
+                         (frozen_rules.py) a .gitattributes line deciding how git stores a
+                         study file changed after the first seal
 shallow-history          (sealing.py) the clone is shallow: nothing can be proven
 corrupt-seal             a malformed seal file, or one naming another sheet
 unknown-file             a study file name the plan cannot resolve (or in the wrong case)
@@ -47,6 +50,7 @@ from dataclasses import dataclass, field, replace
 from aoven_git import ledger as ledger_mod
 from aoven_git.frozen_rules import (
     amendment_changed_after_seal,
+    attributes_changed_after_seal,
     blind_corpus_changed,
     blind_key,
     first_failures,
@@ -402,6 +406,7 @@ RULES: dict[str, Callable[[Ledger], Iterable[Found]]] = {
     "plan-changed-after-seal (responses)": responses_changed_after_seal,
     "digest-mismatch / corrupt-seal (blind key)": blind_key,
     "blind-corpus-changed": blind_corpus_changed,
+    "attributes-changed-after-seal": attributes_changed_after_seal,
 }
 
 

@@ -332,7 +332,9 @@ def _check_identity(root: Path, plan: Plan, rater_id: str, what: str) -> None:
 def readable_before_seal(root: Path, plan: Plan, plan_path: str, sheet: SheetId) -> list[str]:
     """Every commit in HEAD's history that made another rater's scores of an overlapping pass (or
     a reconciliation, or a blind pass's key) readable — a copy in a notes file, a reveal deleted
-    again: read with verify-seal's own ledger, so a seal now could only be `visible-at-seal`."""
+    again: read with verify-seal's own ledger, so a seal now could only be `visible-at-seal`. A
+    stray copy whose rater nobody can tell (a CSV export in the study folder, before its sheet is
+    revealed) counts too: it may be anyone's scores, so nobody can seal after it unseen."""
     from aoven_git import ledger
     from aoven_git.history import read_history
     from aoven_git.plan import MAX_PLAN_BYTES
@@ -345,7 +347,9 @@ def readable_before_seal(root: Path, plan: Plan, plan_path: str, sheet: SheetId)
                         track=lambda p: ledger.tracked(plan, plan_path, p),
                         want_blob=ledger.want_blob(plan, plan_path, MAX_PLAN_BYTES))  # type: ignore[arg-type]
     led, _ = judge(plan, hist, plan_path)
-    return [f"{pt.path} ({led.short(pt.node)})" for pt in led.plaintext if concerns(led.plan, sheet, pt)]
+    return [*(f"{pt.path} ({led.short(pt.node)})" for pt in led.plaintext if concerns(led.plan, sheet, pt)),
+            *(f"{s.path} ({led.short(s.node)}, a copy of scores of no known rater: stray-scores)"
+              for s in led.strays if s.sheet is None)]
 
 
 def readiness_problems(plan: Plan, sheet: SheetId, head_paths: set[str]) -> list[str]:
@@ -540,8 +544,15 @@ def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False) -> Revea
     parsed = parse_seal(head[tgt.seal])
     if isinstance(parsed, tuple):
         raise FindingsError(f"{tgt.seal}:{parsed[0]}: corrupt seal file: {parsed[1]}")
-    _read_regular(root, tgt.score)
+    on_disk = _read_regular(root, tgt.score)
     got = sha256(gitio.stored_bytes(root, tgt.score))
+    if got != parsed.digest and sha256(on_disk) == parsed.digest:
+        raise FindingsError(
+            f"{tgt.score} is byte for byte the file that was sealed, but git would now store other bytes "
+            f"for it (SHA-256 {got[:12]}…): a .gitattributes line (text, eol, filter…) that covers the "
+            "study files changed since the first seal. Restore the .gitattributes of the first seal "
+            "(`aoven-git verify-seal` names the lines: attributes-changed-after-seal) and reveal again; "
+            "nothing was changed")
     if got != parsed.digest:
         raise FindingsError(f"{tgt.score} changed since it was sealed (SHA-256 {got[:12]}… ≠ sealed "
                             f"{parsed.digest[:12]}…): reveal the exact sealed bytes; changes belong in "
