@@ -101,7 +101,7 @@ def test_scores_under_another_spelling_of_the_study_folder_are_strays(accented: 
     folder) or its upper-case twin: a score table there is a stray copy, and plaintext."""
     accented.begin()
     accented.seal("cto")
-    leak = accented.file("cto", f"{folder}/scores_copy.md", sheet_text("cto"), no_verify=True)
+    leak = accented.file("cto", f"{folder}/notes.md", sheet_text("cto"), no_verify=True)
     bad = accented.seal("logician", (2, 1))
     data = expect(accented, [("stray-scores", "cto"), ("visible-at-seal", "logician")])
     assert at(data, "stray-scores", "cto")["commit"] == leak
