@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from aoven_git.commands._common import Study, study_options
+from aoven_git.commands._common import PLAN_KEY, Study, study_options
 
 
 def _plans(study: Study) -> tuple[str, object | None]:
@@ -133,7 +133,6 @@ def studies(study: Study) -> list[tuple[Study, bool]]:
     from dataclasses import replace
 
     from aoven_git import gitio
-    from aoven_git.commands.install_hook import PLAN_KEY
 
     default = study.root / "aoven.yaml"
     if study.plan_file != default:

@@ -18,14 +18,12 @@ from pathlib import Path
 
 import click
 
-from aoven_git.commands._common import Study, study_options
+from aoven_git.commands._common import PLAN_KEY, Study, study_options
 from aoven_git.errors import CannotVerify, UsageError
 
 MARKER = "aoven-git hook pre-commit"
 #: the git configuration key the hook script reads first
 PYTHON_KEY = "aoven-git.python"
-#: the plans the hook checks, one value each (`install-hook --plan`); none: `aoven.yaml` at the root
-PLAN_KEY = "aoven-git.plan"
 #: the same script ships as hooks/pre-commit (usable with `git config core.hooksPath hooks`)
 HOOK_SCRIPT = (Path(__file__).resolve().parent.parent / "templates" / "pre-commit-hook").read_text("utf-8")
 
