@@ -163,6 +163,18 @@ def config_set(root: str | Path, key: str, value: str) -> None:
         repo.close()
 
 
+def config_values(root: str | Path, key: str) -> list[str]:
+    """Every value of a multi-valued key, as the repository sees it (plain git: the hook reads
+    this, and must not import GitPython)."""
+    proc = run_git(["config", "--get-all", key], root, check=False)
+    return [v for v in _decode(proc.stdout).splitlines() if v] if proc.returncode == 0 else []
+
+
+def config_add(root: str | Path, key: str, value: str) -> None:
+    """Add one more value of `key` to the repository's own `.git/config`."""
+    run_git(["config", "--local", "--add", key, value], root)
+
+
 def user_email(root: str | Path) -> str | None:
     """The author e-mail the next commit will carry (environment first, then configuration),
     exactly as `git commit` resolves it."""

@@ -6,12 +6,17 @@ name is never split on `_`: it is matched against every combination of ids the p
 an exact match counts. Every accepted spelling of a sheet (`scores_cto.md`, `scores_cto_main.md`,
 `scores_cto_unblinded.md`, …) is an *accepted* name; a sheet may use one of them, never two.
 
-Anything else named `scores_*` (any folder, any extension, any letter case) is a *stray* copy: the
-sealing rules count it as plaintext of the rater it names and report it.
+Anything else named `scores_*` (any folder, any extension, any letter case) is a *stray* name. Under
+the study folder it is a stray copy whatever it holds; elsewhere a name alone proves nothing (a
+second study, a vendored copy of this tool, `analysis/scores_plot.py`): the sealing rules read its
+content (`ledger`). The study folder is compared after Unicode NFC normalisation and case folding
+(`folded_inside`): `Study/`, or an NFD spelling of `études/`, is the very folder on macOS and Windows.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Literal
@@ -117,6 +122,33 @@ def _study_relative(plan: Plan, path: str) -> tuple[str, ...] | None:
         return PurePosixPath(path).relative_to(PurePosixPath(plan.study_dir)).parts
     except ValueError:
         return None
+
+
+def fold(path: str) -> str:
+    """A path as a case-insensitive, normalisation-insensitive file system sees it: NFC, then case
+    folding (NFC again, for folding can denormalise)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
+
+
+def inside(plan: Plan, path: str) -> bool:
+    """`path` is under the study folder, byte for byte (where canonical files live)."""
+    return path.startswith(plan.study_dir.rstrip("/") + "/")
+
+
+def folded_inside(plan: Plan, path: str) -> bool:
+    """`path` is under the study folder or under a spelling of it that differs only in letter case
+    or Unicode normalisation (`Study/`, NFD `études/`, e + U+0301): the same folder on macOS and Windows,
+    so whatever holds scores there is a stray copy, never a canonical file."""
+    return inside(plan, path) or fold(path).startswith(fold(plan.study_dir.rstrip("/")) + "/")
+
+
+def twin_glob(study_dir: str) -> str:
+    """A case-insensitive git glob that finds every spelling of the study folder `folded_inside`
+    accepts: each non-ASCII character becomes `*` (an NFD spelling is longer than the NFC one).
+    It may find more (`xtudes/`); `folded_inside` decides."""
+    segments = ["".join(ch if ch.isascii() and ch not in "*?[]\\" else "*" for ch in seg)
+                for seg in study_dir.rstrip("/").split("/")]
+    return ":(glob,icase)" + "/".join(re.sub(r"\*+", "*", s) for s in segments) + "/**"
 
 
 def _amendment_of(plan: Plan, parts: tuple[str, ...]) -> tuple[str | None, tuple[str, ...], str | None]:
@@ -282,3 +314,14 @@ def blind_key_path(plan: Plan, pass_id: str) -> str:
 
 def blind_key_seal_path(plan: Plan, pass_id: str) -> str:
     return f"{plan.study_dir}/{SEALS_DIR}/{BLIND_KEY_SEAL_PREFIX}{pass_id}{SEAL_SUFFIX}"
+
+
+def probe_paths(plan: Plan) -> tuple[str, ...]:
+    """Every canonical score, seal and reconciliation path of the plan (study and amendments):
+    what a `.gitattributes` line must match to decide how git stores a study file."""
+    sheets = [SheetId(r.id, p.id, rnd.id) for r in plan.raters for p in plan.passes for rnd in plan.rounds]
+    sheets += [SheetId(r.id, p, rnd.id, a.id) for a in plan.amendments for r in plan.raters
+               for p in a.passes for rnd in plan.rounds]
+    out = [f(plan, s) for s in sheets for f in (score_path, seal_path)]
+    out += [reconciliation_path(plan, s.pass_id, s.round_id, s.amendment) for s in sheets]
+    return tuple(dict.fromkeys(out))

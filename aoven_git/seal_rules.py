@@ -31,6 +31,9 @@ plan-changed-after-seal  (frozen_rules.py) locked keys, raters, security or the 
                          or the plan at the first seal does not parse
 withdrawal-bundled       (withdrawal_rules.py) a withdrawal commit changes anything else
 withdrawal-changed       (withdrawal_rules.py) a withdrawal removed or edited afterwards
+attributes-changed-after-seal
+                         (frozen_rules.py) a .gitattributes line deciding how git stores a
+                         study file changed after the first seal
 shallow-history          (sealing.py) the clone is shallow: nothing can be proven
 corrupt-seal             a malformed seal file, or one naming another sheet
 unknown-file             a study file name the plan cannot resolve (or in the wrong case)
@@ -49,6 +52,7 @@ from dataclasses import dataclass, field, replace
 from aoven_git import ledger as ledger_mod
 from aoven_git.frozen_rules import (
     amendment_changed_after_seal,
+    attributes_changed_after_seal,
     blind_corpus_changed,
     blind_key,
     first_failures,
@@ -407,6 +411,7 @@ RULES: dict[str, Callable[[Ledger], Iterable[Found]]] = {
     "blind-corpus-changed": blind_corpus_changed,
     "withdrawal-bundled": withdrawal_bundled,
     "withdrawal-changed": withdrawal_changed,
+    "attributes-changed-after-seal": attributes_changed_after_seal,
 }
 
 

@@ -332,7 +332,9 @@ def _check_identity(root: Path, plan: Plan, rater_id: str, what: str) -> None:
 def readable_before_seal(root: Path, plan: Plan, plan_path: str, sheet: SheetId) -> list[str]:
     """Every commit in HEAD's history that made another rater's scores of an overlapping pass (or
     a reconciliation, or a blind pass's key) readable — a copy in a notes file, a reveal deleted
-    again: read with verify-seal's own ledger, so a seal now could only be `visible-at-seal`."""
+    again: read with verify-seal's own ledger, so a seal now could only be `visible-at-seal`. A
+    stray copy whose rater nobody can tell (a CSV export in the study folder, before its sheet is
+    revealed) counts too: it may be anyone's scores, so nobody can seal after it unseen."""
     from aoven_git import ledger
     from aoven_git.history import read_history
     from aoven_git.plan import MAX_PLAN_BYTES
@@ -345,7 +347,9 @@ def readable_before_seal(root: Path, plan: Plan, plan_path: str, sheet: SheetId)
                         track=lambda p: ledger.tracked(plan, plan_path, p),
                         want_blob=ledger.want_blob(plan, plan_path, MAX_PLAN_BYTES))  # type: ignore[arg-type]
     led, _ = judge(plan, hist, plan_path)
-    return [f"{pt.path} ({led.short(pt.node)})" for pt in led.plaintext if concerns(led.plan, sheet, pt)]
+    return [*(f"{pt.path} ({led.short(pt.node)})" for pt in led.plaintext if concerns(led.plan, sheet, pt)),
+            *(f"{s.path} ({led.short(s.node)}, a copy of scores of no known rater: stray-scores)"
+              for s in led.strays if s.sheet is None)]
 
 
 def readiness_problems(plan: Plan, sheet: SheetId, head_paths: set[str]) -> list[str]:
@@ -552,12 +556,26 @@ def _sheet_to_restore(root: Path, tgt: Target, digest: str, restore: bool,
     if path.exists() and not path.is_file():
         raise FindingsError(f"{tgt.score} is not a file: move it away and put the sealed sheet back")
     current = path.read_bytes() if path.exists() else None
-    if current is not None and sha256(gitio.stored_bytes(root, tgt.score)) == digest:
-        return None
+    if current is not None:
+        stored = sha256(gitio.stored_bytes(root, tgt.score))
+        if stored == digest:
+            return None
+        if sha256(current) == digest:
+            raise FindingsError(_attributes_changed(tgt.score, stored))
     copy = sealed_copies.find(root, tgt.sheet, digest)
     if restore and copy is not None:
         return copy
     raise FindingsError(sealed_copies.unrevealable(tgt.score, tgt.sheet, current, copy, args))
+
+
+def _attributes_changed(score: str, stored: str) -> str:
+    """The sheet is byte for byte what was sealed, but git would store other bytes: a
+    `.gitattributes` line changed since the first seal (docs/sealing.md, "Line endings and .gitattributes")."""
+    return (f"{score} is byte for byte the file that was sealed, but git would now store other bytes "
+            f"for it (SHA-256 {stored[:12]}…): a .gitattributes line (text, eol, filter…) that covers the "
+            "study files changed since the first seal. Restore the .gitattributes of the first seal "
+            "(`aoven-git verify-seal` names the lines: attributes-changed-after-seal) and reveal again; "
+            "nothing was changed")
 
 
 def _restore(root: Path, tgt: Target, copy: tuple[Path, bytes]) -> Path | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from aoven_git.commands._common import Study, study_options
+from aoven_git.commands._common import PLAN_KEY, Study, study_options
 
 
 def _plans(study: Study) -> tuple[str, object | None]:
@@ -126,8 +126,46 @@ def key_copies_elsewhere(study: Study, plan: Any, plan_rel: str, hist: Any) -> l
     return out
 
 
+def studies(study: Study) -> list[tuple[Study, bool]]:
+    """The studies the hook checks, each with whether its plan must exist: the plan given with
+    `--plan`; else every plan `install-hook --plan` recorded (`git config aoven-git.plan`), and
+    `aoven.yaml` at the root when it exists too; else `aoven.yaml` at the root."""
+    from dataclasses import replace
+
+    from aoven_git import gitio
+
+    default = study.root / "aoven.yaml"
+    if study.plan_file != default:
+        return [(study, True)]
+    recorded = [r for r in gitio.config_values(study.root, PLAN_KEY) if r != "aoven.yaml"]
+    found = [(replace(study, plan_file=study.root / r), True) for r in recorded]
+    return [*found, (study, not found)]
+
+
+def no_plan(study: Study) -> str:
+    """Why nothing was checked: the hook must never pass silently for want of a plan."""
+    shown = study.relpath(study.plan_file)
+    return (f"no plan at {shown} (neither staged nor in HEAD): nothing was checked. If the plan lives "
+            "elsewhere, run `aoven-git install-hook --plan <path>` (once per plan)")
+
+
 def messages(study: Study) -> tuple[list[str], list[str]]:
-    """The problems that refuse the commit, and warnings that do not."""
+    """The problems that refuse the commit, and warnings that do not, over every study the hook
+    checks (`studies`)."""
+    problems: list[str] = []
+    warnings: list[str] = []
+    for one, required in studies(study):
+        found = study_messages(one)
+        if found is None:
+            warnings += [no_plan(one)] if required else []
+            continue
+        problems += found[0]
+        warnings += found[1]
+    return problems, warnings
+
+
+def study_messages(study: Study) -> tuple[list[str], list[str]] | None:
+    """The problems and warnings of one study; None when its plan is neither staged nor in HEAD."""
     from aoven_git import ledger, naming
     from aoven_git.history import staged_history
     from aoven_git.plan import MAX_PLAN_BYTES
@@ -136,7 +174,7 @@ def messages(study: Study) -> tuple[list[str], list[str]]:
 
     plan_rel, plan = _plans(study)
     if plan is None:
-        return [], []
+        return None
     hist = staged_history(str(study.root), track=lambda p: ledger.tracked(plan, plan_rel, p),  # type: ignore[arg-type]
                           want_blob=ledger.want_blob(plan, plan_rel, MAX_PLAN_BYTES))  # type: ignore[arg-type]
     staged = hist.nodes[-1].state
