@@ -570,7 +570,8 @@ def _sheet_to_restore(root: Path, tgt: Target, digest: str, restore: bool,
 
 def _attributes_changed(score: str, stored: str) -> str:
     """The sheet is byte for byte what was sealed, but git would store other bytes: a
-    `.gitattributes` line changed since the first seal (docs/sealing.md, "Line endings and .gitattributes")."""
+    `.gitattributes` line changed since the first seal (docs/sealing.md,
+    "Line endings and .gitattributes")."""
     return (f"{score} is byte for byte the file that was sealed, but git would now store other bytes "
             f"for it (SHA-256 {stored[:12]}…): a .gitattributes line (text, eol, filter…) that covers the "
             "study files changed since the first seal. Restore the .gitattributes of the first seal "
