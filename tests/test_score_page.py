@@ -69,10 +69,11 @@ def _example(tmp_path: Path, *, drop: tuple[str, ...] = (), fresh: bool = False)
 
 
 @contextmanager
-def _served(root: Path, rater: str, pass_id: str | None = None) -> Iterator[ScoreServer]:
+def _served(root: Path, rater: str, pass_id: str | None = None,
+            amendment: str | None = None) -> Iterator[ScoreServer]:
     """A real server on 127.0.0.1 and a free port, in a thread, as `score` builds it."""
     study = resolve_study(str(root), None)
-    sheet = resolve_sheet(study.plan, rater, pass_id, None, None)
+    sheet = resolve_sheet(study.plan, rater, pass_id, None, amendment)
     server = ScoreServer(load_page(study.plan, sheet, study.root, blind_items(study, study.plan, sheet)), 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -170,6 +171,18 @@ def test_a_quote_with_a_pipe_stays_in_its_cell(tmp_path: Path) -> None:
     assert status == 200 and result["validate"]["ok"], result
     assert again["cells"]["Q1/A/D7"] == 1
     assert "a \\| b c" in (repo.path / SHEET).read_text()
+
+
+def test_an_amendment_page_scores_its_scope_only_and_writes_in_its_folder(tmp_path: Path) -> None:
+    amended = "tests/phase2/amendments/d8-marker-load/scores_cto.md"
+    repo = _example(tmp_path, drop=(amended,))
+    with _served(repo.path, "cto", amendment="d8-marker-load") as server:
+        sheet = json.loads(_request(server, "GET", "/api/sheet")[1])
+        status, result = _post(server, {"cells": _full_cells(sheet, 1), "notes": {}})
+    assert [d["id"] for d in sheet["dimensions"]] == ["D8"]
+    assert [i["id"] for i in sheet["items"]] == [f"Q{n}/B" for n in range(1, 11)]
+    assert status == 200 and result["written"] == amended and result["validate"]["ok"], result
+    assert run_cli("validate", amended, cwd=repo.path).code == 0
 
 
 @pytest.mark.parametrize(("body", "headers", "status", "words"), [
