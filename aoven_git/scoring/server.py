@@ -42,6 +42,15 @@ class ScoreServer(ThreadingHTTPServer):
         self.html = page_html()
         super().__init__((HOST, port), _Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser that closes its tab mid-answer is not an error; anything else is one line on
+        stderr, never a traceback (the request itself already got a 500 from `_Handler`)."""
+        import sys
+
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, ConnectionError):
+            print(f"aoven-git score: {type(exc).__name__}: {exc}", file=sys.stderr)
+
     @property
     def port(self) -> int:
         return int(self.server_address[1])
