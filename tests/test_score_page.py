@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -213,6 +214,15 @@ def test_bad_requests_are_4xx_json_and_change_nothing(tmp_path: Path, body: byte
     assert repo.git("status", "--porcelain") == ""
 
 
+def test_a_sheet_that_cannot_be_written_is_a_500_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    repo = _example(tmp_path, drop=(SHEET,))
+    (repo.path / SHEET).mkdir()  # a folder where the sheet belongs: os.replace must fail
+    with _served(repo.path, "cto") as server:
+        status, result = _post(server, {"cells": {"Q1/A/D1": 0}, "notes": {}})
+    assert status == 500 and result["error"].startswith(f"cannot write {SHEET}")
+    assert sorted(p.name for p in (repo.path / "tests" / "phase2").glob(".score-*")) == []
+
+
 def test_dns_rebinding_guard_refuses_a_foreign_host_and_serves_loopback_names(tmp_path: Path) -> None:
     repo = _example(tmp_path)
     with _served(repo.path, "cto") as server:
@@ -250,6 +260,22 @@ def test_cli_refuses_an_unknown_rater_pass_or_round(
     assert res.code == 2
     assert words in res.err
     assert repo.git("status", "--porcelain") == ""
+
+
+def test_cli_refuses_a_port_in_use_and_a_blind_pass_without_its_corpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _example(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        res = run_cli("score", "--rater", "cto", "--port", str(taken.getsockname()[1]), "--no-browser",
+                      cwd=repo.path)
+    assert res.code == 2 and "cannot listen on 127.0.0.1" in res.err
+    s = BlindStudy(tmp_path / "blind", monkeypatch)
+    s.start()
+    res = run_cli("score", "--rater", "cto", "--pass", "hidden", "--no-browser", cwd=s.path)
+    assert res.code == 2 and "no blinded corpus" in res.err
 
 
 # --------------------------------------------------------------------------- blind by construction
@@ -372,7 +398,8 @@ def test_a_whole_pass_scored_by_keyboard_in_chromium_validates_and_seals(
     repo = _example(tmp_path, fresh=True)
     with _score_process(repo.path, "--rater", "cto") as url:
         out = _selftest(tmp_path, url)
-    assert out["progress"] == "160 / 160 cells scored"
+    assert out["cleared"] == "159 / 160 cells scored"  # → then Backspace cleared the second cell
+    assert out["progress"] == "160 / 160 cells scored"  # ← → and a digit scored it again
     assert len(out["cells"]) == 160 and set(out["cells"].values()) == {0, 1, 2, 3}
     annotated = {k: n for k, n in out["notes"].items() if k.endswith(("/D1", "/D5"))}
     assert annotated and all(re.fullmatch(r'#\d+ ".+"', n) for n in annotated.values()), annotated

@@ -12,6 +12,7 @@ a bad request is a 4xx with `{"error": …}`, never a traceback. The server neve
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -96,6 +97,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(403, f"Host must be 127.0.0.1:{port} or localhost:{port}")
             return False
         return True
+
+    def handle_one_request(self) -> None:
+        """A bug while answering is a 500 with `{"error": …}` and one line on stderr, not a
+        traceback in the rater's terminal and a dropped connection."""
+        try:
+            super().handle_one_request()
+        except ConnectionError:
+            raise
+        except Exception as exc:
+            import sys
+
+            print(f"aoven-git score: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+            with contextlib.suppress(OSError):
+                self._error(500, f"internal error: {type(exc).__name__}: {exc}")
+            self.close_connection = True
 
     def do_GET(self) -> None:
         if not self._allowed():
