@@ -412,6 +412,19 @@ def test_a_whole_pass_scored_by_keyboard_in_chromium_validates_and_seals(
     assert res.code == 0, res.output
 
 
+def test_a_stripped_pass_scored_in_chromium_quotes_the_normalised_text_verbatim(tmp_path: Path) -> None:
+    repo = _example(tmp_path, fresh=True)
+    with _score_process(repo.path, "--rater", "cto", "--pass", "blinded") as url:
+        out = _selftest(tmp_path, url)
+    assert out["progress"] == "80 / 80 cells scored"
+    assert sorted(out["cells"])[:2] == ["Q1/D1", "Q1/D2"]  # items by question alone
+    quoted = [n for k, n in out["notes"].items() if k.endswith("/D1")]
+    assert quoted and all(re.fullmatch(r'#\d+ ".+"', n) for n in quoted), quoted
+    saved = out["result"]["validate"]
+    assert saved["ok"] is True and saved["files"][0]["warnings"] == []  # found in the stripped copies
+    assert run_cli("validate", "tests/phase2/scores_cto_blinded.md", cwd=repo.path).code == 0
+
+
 def test_screenshot_of_the_page(tmp_path: Path) -> None:
     repo = _example(tmp_path)
     shot = tmp_path / "score-page.png"

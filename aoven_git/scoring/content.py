@@ -124,12 +124,13 @@ def current_cells(page: ScorePage) -> tuple[dict[str, int], dict[str, str]]:
     """(cells, notes) read back from the rater's own sheet in the work tree, keyed as the page
     names cells; nothing when there is no sheet yet."""
     from aoven_git.scorefile import parse_score_file
+    from aoven_git.validation import read_limited
 
     full = page.root / page.path
     if full.is_symlink() or not full.is_file():
         return {}, {}
     corpus = {page.sheet.pass_id: page.blind_items} if page.blind_items is not None else None
-    parsed = parse_score_file(page.plan, page.path, full.read_bytes()[:2_000_000], blind_items=corpus)
+    parsed = parse_score_file(page.plan, page.path, read_limited(full), blind_items=corpus)
     by_row = {i.row: i.id for i in page.items}
     cells: dict[str, int] = {}
     notes: dict[str, str] = {}
