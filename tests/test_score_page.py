@@ -120,6 +120,7 @@ def test_get_sheet_lists_items_rubric_and_the_raters_own_cells(tmp_path: Path) -
     assert [d["id"] for d in sheet["dimensions"]] == [f"D{n}" for n in range(1, 9)]
     assert sheet["dimensions"][0]["name"] == "Unsourced assertion" and sheet["dimensions"][0]["annotate"]
     assert sheet["scale"] == {"min": 0, "max": 3}
+    assert sheet["selftest"] is False  # the page's test hook stays unarmed on a rater's run
     assert len(sheet["cells"]) == 160
     # read back from the committed sheet (row `| Q2 … | A | 2 #8 | 2 | …` in scores_cto.md)
     row = re.search(r"^\| Q2[^|]*\| A \| (\d) #8 \| (\d) \|", (EXAMPLE / "scores_cto.md").read_text(), re.M)
@@ -356,7 +357,7 @@ def _chromium() -> str | None:
 @contextmanager
 def _score_process(root: Path, *args: str) -> Iterator[str]:
     """`aoven-git score … --port 0 --no-browser` as a separate process; yields the URL it prints."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AOVEN_GIT_SCORE_SELFTEST": "1"}
     argv = [sys.executable, "-m", "aoven_git", "score", *args, "--port", "0", "--no-browser"]
     proc = subprocess.Popen(argv, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)

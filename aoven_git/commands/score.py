@@ -8,6 +8,8 @@ commits: `seal` stays the next step. Stops on Ctrl-C.
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from aoven_git.commands._common import Study, study_options
@@ -34,7 +36,7 @@ def command(study: Study, rater_id: str, pass_id: str | None, round_id: str | No
     sheet = resolve_sheet(plan, rater_id, pass_id, round_id, amendment)
     page = load_page(plan, sheet, study.root, blind_items(study, plan, sheet))
     try:
-        server = ScoreServer(page, port)
+        server = ScoreServer(page, port, selftest=os.environ.get("AOVEN_GIT_SCORE_SELFTEST") == "1")
     except OSError as exc:
         raise UsageError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
     click.echo(f"scoring page for {sheet} (writes {page.path}): {server.url}", err=False)

@@ -150,8 +150,9 @@ def _row_of(page: ScorePage, key: CellKey) -> tuple[str, ...]:
     return (key.question,) if page.blind_items is not None else (key.question, key.condition)
 
 
-def payload(page: ScorePage) -> dict[str, Any]:
-    """`GET /api/sheet`: items, the rubric, the scale and the rater's current cells."""
+def payload(page: ScorePage, selftest: bool = False) -> dict[str, Any]:
+    """`GET /api/sheet`: items, the rubric, the scale and the rater's current cells. `selftest`
+    arms the page's test hook (it fills and saves a whole sheet: never on a rater's own run)."""
     plan = page.plan
     cells, notes = current_cells(page)
     names = {t.id: t.name for t in plan.transitions}
@@ -170,6 +171,7 @@ def payload(page: ScorePage) -> dict[str, Any]:
         "items": [{"id": i.id, "title": i.title, "text": i.text} for i in page.items],
         "cells": cells,
         "notes": notes,
+        "selftest": selftest,
     }
 
 

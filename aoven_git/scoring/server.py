@@ -37,8 +37,9 @@ def page_html() -> bytes:
 class ScoreServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, page: ScorePage, port: int) -> None:
+    def __init__(self, page: ScorePage, port: int, *, selftest: bool = False) -> None:
         self.page = page
+        self.selftest = selftest
         self.lock = threading.Lock()  # one write (and its validation) at a time
         self.html = page_html()
         super().__init__((HOST, port), _Handler)
@@ -121,7 +122,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, self.server.html, "text/html; charset=utf-8")
         elif path == "/api/sheet":
             with self.server.lock:
-                body = payload(self.server.page)
+                body = payload(self.server.page, self.server.selftest)
             self._json(200, body)
         else:
             self._error(404, f"no such page: {path}")
