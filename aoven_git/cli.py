@@ -23,6 +23,7 @@ from aoven_git.errors import AovenError, UsageError, missing_dependency
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init", "Write aoven.yaml, the study dir, a study workflow and a pre-commit config."),
     "sheet": ("sheet", "Print a blank score file listing every cell of a pass."),
+    "score": ("score", "Serve a scoring page on 127.0.0.1 that writes one rater's sheet."),
     "validate": ("validate", "Check score and reconciliation files (layout, ids, scale, completeness)."),
     "check-plan": ("check_plan", "Audit transition coverage, probes and the plan's claims."),
     "strip-markers": ("strip_markers", "Write marker-stripped copies of treatment responses."),
