@@ -53,7 +53,7 @@ def _validation(study: Study, plan: object, hist: object, paths: list[str]) -> l
     score file is read along: a reconciliation's flagged cells (where a wrong quote is an error)
     come from the scores, which this commit need not touch."""
     from aoven_git import gitio, naming
-    from aoven_git.validation import validate_sources
+    from aoven_git.validation import StudyFiles, read_study
 
     if not paths:
         return []
@@ -65,8 +65,8 @@ def _validation(study: Study, plan: object, hist: object, paths: list[str]) -> l
     wanted = {p: e.blob for p, e in staged.items() if responses.match(p)}
     found = gitio.cat_file(study.root, list(wanted.values()))
     texts = {p: obj[1].decode("utf-8", "replace") for p, blob in wanted.items() if (obj := found.get(blob))}
-    report = validate_sources(plan, files, root=study.root, symlinks=links, responses=texts,  # type: ignore[arg-type]
-                              keys=_staged_keys(plan, hist))
+    source = StudyFiles(plan, files, frozenset(links), _staged_keys(plan, hist), study.root, texts)  # type: ignore[arg-type]
+    report = read_study(source).validation
     return [f"{f.path}:{f.line or 1}: {f.code}: {f.message}" for fr in report.files if fr.path in paths
             for f in fr.errors if not (fr.kind == "reconciliation" and f.code in DEFERRED)]
 
