@@ -123,10 +123,11 @@ def plan_changed_after_seal(led: Ledger) -> Iterator[Found]:
     frozen = plan_view(led, first, keys)
     for i, changes in first_failures(led, led.after_first_seal,
                                      lambda i: _view_changes(frozen, plan_view(led, i, keys))):
+        name = led.first_seal_name(first)
         yield _v(led, i, "plan-changed-after-seal", None,
-                 f"the plan changed after scoring began (first seal {led.short(first)}): "
+                 f"the plan changed after scoring began (first seal {name}): "
                  f"{'; '.join(changes)}. Restore the plan of the first seal (`git show "
-                 f"{led.short(first)}:{led.plan_path}`); only comments, new amendments and keys "
+                 f"{name}:{led.plan_path}`); only comments, new amendments and keys "
                  "not listed in `locked` may change", led.plan_path)
 
 
@@ -222,7 +223,8 @@ def responses_changed_after_seal(led: Ledger) -> Iterator[Found]:
     for i, paths in first_failures(led, led.after_first_seal, changed):
         yield _v(led, i, "plan-changed-after-seal", None,
                  f"response(s) {', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''} changed "
-                 f"after the first seal ({led.short(first)}): raters scored the texts committed with it; "
+                 f"after the first seal ({led.first_seal_name(first)}): raters scored the texts committed "
+                 "with it; "
                  "restore them", paths[0])
 
 

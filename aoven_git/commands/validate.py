@@ -96,8 +96,10 @@ def _from_work_tree(study: Study, plan: Plan, wanted: list[str]) -> tuple[dict[s
 
 def _attribution_warnings(study: Study, plan: Plan, report: ValidationReport, sources: dict[str, bytes],
                           links: set[str]) -> ValidationReport:
-    """Warn about reconciliation rows that differ from HEAD's and that you would commit for
-    another rater: they would be ignored (verify-seal and report judge rows from history)."""
+    """Warn about reconciliation rows you would commit for another rater: they would be ignored
+    (verify-seal and report judge rows from history). The commit's parents are HEAD and, while a
+    merge is being concluded, MERGE_HEAD: rows the merge carries from either are not yours
+    (`attribution.written`, the rule verify-seal and the hook apply)."""
     from aoven_git import gitio
     from aoven_git.naming import classify
     from aoven_git.reconciliation import rows_not_by
@@ -106,10 +108,12 @@ def _attribution_warnings(study: Study, plan: Plan, report: ValidationReport, so
     paths = [p for p in sources if p not in links and classify(plan, p).kind == "reconciliation"]
     if not paths:
         return report
-    head = gitio.head_blobs(study.root, paths)
+    parents = [gitio.head_blobs(study.root, paths, rev) for rev in ("HEAD", "MERGE_HEAD")
+               if gitio.resolve_commit(study.root, rev) is not None]
     email = gitio.user_email(study.root) or ""
     for path in paths:
-        report = with_findings(report, path, rows_not_by(plan, path, sources[path], head.get(path), email))
+        found = rows_not_by(plan, path, sources[path], [p.get(path) for p in parents] or [None], email)
+        report = with_findings(report, path, found)
     return report
 
 
