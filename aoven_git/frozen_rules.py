@@ -259,7 +259,7 @@ def _blinding_changes(led: Ledger, pass_id: str, blinding: int) -> Iterator[Foun
         now = _blinding_of(led, i, folder, seal, key)
         return sorted(x for x in fixed.keys() | now.keys() if now.get(x) != fixed.get(x))
 
-    at = led.short(blinding)
+    at = led.hist.first_added(blinding, [seal])  # the hook: the blinding commit, not HEAD
     for i, paths in first_failures(led, lambda i: led.before(blinding, i), changed):
         more = " and more" if len(paths) > 3 else ""
         yield _v(led, i, "blind-corpus-changed", None,

@@ -52,9 +52,9 @@ def reconciled_blind_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> B
                                 f'| {q}/A/D1 | {rater} | It says "{QUOTE[q]}" | 2 |')
         path.write_text(text, encoding="utf-8")
         s.git("add", "--", doc["reconciliation"])
-        proc = s.git("commit", "-q", "-m", f"{rater}'s rows", author=(rater.title(), f"{rater}@example.org"),
-                     check=False)
-        assert "refused" not in proc, proc
+        before = s.head()
+        s.git("commit", "-q", "-m", f"{rater}'s rows", author=(rater.title(), f"{rater}@example.org"))
+        assert s.head() != before  # the installed hook let the rater's own rows in
     assert s.git("status", "--porcelain", "--untracked-files=all") == ""
     return s
 

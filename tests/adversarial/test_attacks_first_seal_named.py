@@ -9,6 +9,10 @@ version can be restored from, and verify-seal names the same commit.
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from tests.adversarial.conftest import Lab, at, expect, refused
@@ -60,3 +64,35 @@ def test_a_response_changed_after_the_first_seal_names_the_first_seal(lab: Lab) 
     line = named(proc.stderr, "plan-changed-after-seal")
     assert f"after the first seal ({first[:10]})" in line and head[:10] not in line, line
     assert lab.head() == head
+
+
+def test_a_blind_corpus_changed_after_blinding_names_the_blinding_commit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for the commit a blind corpus is restored from: the lead blinds, cto seals both
+    passes, then the lead edits an item and commits through the hook — the refusal names the
+    blinding commit (in its `git checkout` hint too), not HEAD."""
+    from aoven_git.blinding import BlindKey, parse_key
+    from tests.test_blind_e2e import CORPUS, BlindStudy
+
+    s = BlindStudy(tmp_path / "repo", monkeypatch)
+    s.start()
+    key_file = tmp_path / "keys" / "hidden.json"
+    assert s.run("lead", "blind", "--pass", "hidden", "--key-out", str(key_file)).code == 0
+    blinding = s.head()
+    key = parse_key(key_file.read_bytes(), pass_id="hidden")
+    assert isinstance(key, BlindKey)
+    s.seal_all("cto", key)
+    head = s.head()
+    assert head != blinding
+    item = s.path / CORPUS / f"{sorted(e.blind_id for e in key.entries)[0]}.md"
+    item.write_text(item.read_text(encoding="utf-8") + "\nOne more sentence.\n", encoding="utf-8")
+    s.git("add", "--", CORPUS)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Lead", "GIT_AUTHOR_EMAIL": "lead@example.org",
+           "GIT_COMMITTER_NAME": "Lead", "GIT_COMMITTER_EMAIL": "lead@example.org"}
+    proc = subprocess.run(["git", "commit", "-q", "-m", "typo"], cwd=s.path, capture_output=True, text=True,
+                          env=env, check=False)
+    refused(proc, "blind-corpus-changed")
+    line = named(proc.stderr, "blind-corpus-changed")
+    assert f"blinding commit {blinding[:10]}" in line and f"git checkout {blinding[:10]} --" in line, line
+    assert head[:10] not in line, line
+    assert s.head() == head
