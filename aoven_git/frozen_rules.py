@@ -127,10 +127,11 @@ def plan_changed_after_seal(led: Ledger) -> Iterator[Found]:
     frozen = plan_view(led, first, keys)
     for i, changes in first_failures(led, led.after_first_seal,
                                      lambda i: _view_changes(frozen, plan_view(led, i, keys))):
+        name = led.first_seal_name(first)
         yield _v(led, i, "plan-changed-after-seal", None,
-                 f"the plan changed after scoring began (first seal {led.short(first)}): "
+                 f"the plan changed after scoring began (first seal {name}): "
                  f"{'; '.join(changes)}. Restore the plan of the first seal (`git show "
-                 f"{led.short(first)}:{led.plan_path}`); only comments, new amendments and keys "
+                 f"{name}:{led.plan_path}`); only comments, new amendments and keys "
                  "not listed in `locked` may change", led.plan_path)
 
 
@@ -276,7 +277,8 @@ def responses_changed_after_seal(led: Ledger) -> Iterator[Found]:
     for i, paths in first_failures(led, led.after_first_seal, changed):
         yield _v(led, i, "plan-changed-after-seal", None,
                  f"response(s) {', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''} changed "
-                 f"after the first seal ({led.short(first)}): raters scored the texts committed with it; "
+                 f"after the first seal ({led.first_seal_name(first)}): raters scored the texts committed "
+                 "with it; "
                  "restore them", paths[0])
 
 
@@ -311,7 +313,7 @@ def _blinding_changes(led: Ledger, pass_id: str, blinding: int) -> Iterator[Foun
         now = _blinding_of(led, i, folder, seal, key)
         return sorted(x for x in fixed.keys() | now.keys() if now.get(x) != fixed.get(x))
 
-    at = led.short(blinding)
+    at = led.hist.first_added(blinding, [seal])  # the hook: the blinding commit, not HEAD
     for i, paths in first_failures(led, lambda i: led.before(blinding, i), changed):
         more = " and more" if len(paths) > 3 else ""
         yield _v(led, i, "blind-corpus-changed", None,

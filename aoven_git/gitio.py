@@ -247,6 +247,20 @@ def log_raw(root: str | Path, commit: str, pathspecs: list[str]) -> bytes:
     return run_git(args, root).stdout
 
 
+def first_adding_commit(root: str | Path, commit: str, paths: list[str]) -> str | None:
+    """The oldest commit in the history of `commit` that adds one of `paths` (parents before
+    children: `--topo-order --reverse`, never dates), or None: ONE `git log`. The hook names the
+    commit of the first seal with it when it refuses (its own history is HEAD's tree alone)."""
+    if not paths:
+        return None
+    args = ["log", "--format=%H", "--no-renames", "--diff-filter=A", "--full-history", "--topo-order",
+            "--reverse", "--no-show-signature", "--no-notes", commit, "--",
+            *[f":(literal){p}" for p in paths]]
+    found = run_git(args, root, check=False)
+    first = found.stdout.decode("ascii", "replace").split("\n", 1)[0].strip() if found.returncode == 0 else ""
+    return first or None
+
+
 def pickaxe_writes(root: str | Path, commit: str, needle: str) -> list[tuple[str, str, str]]:
     """(commit, path, blob) for every file written in the history of `commit` whose number of
     occurrences of the fixed string `needle` changed, anywhere in the tree: ONE `git log -S`

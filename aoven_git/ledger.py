@@ -138,6 +138,14 @@ class Ledger:
     def short(self, node: int) -> str:
         return self.hist.nodes[node].short
 
+    def first_seal_name(self, node: int) -> str:
+        """The short id of the first seal at `node`, for a message: the node's commit, or — in the
+        hook's staged history, where HEAD's tree stands for all of HEAD's history — the oldest
+        commit there that added a score or seal file of a sheet sealed at `node`."""
+        paths = sorted({p for rec in self.sheets.values() if node in rec.points
+                        for p in (*rec.seal_paths, *rec.score_paths)})
+        return self.hist.first_added(node, paths)
+
     def origins(self, path: str, *kinds: Event) -> Iterator[int]:
         """Nodes with an origin event of one of `kinds` on `path`, parents first."""
         for i, ev in enumerate(self.events):

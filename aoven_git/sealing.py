@@ -161,6 +161,7 @@ def _versions(led: object, plan: Plan, paths: list[str],
     """Each history node's statements in the reconciliation files `paths` (the accepted names of
     one reconciliation sheet; each blob parsed once)."""
     from aoven_git.attribution import Version
+    from aoven_git.attribution import statements as file_statements
     from aoven_git.reconciliation import parse_reconciliation
 
     parsed: dict[str, dict[tuple[str, str], tuple[str, object]]] = {}
@@ -173,9 +174,7 @@ def _versions(led: object, plan: Plan, paths: list[str],
                 continue
             if entry.blob not in parsed:
                 data = led.hist.blobs.get(entry.blob, b"")  # type: ignore[attr-defined]
-                parsed[entry.blob] = {}
-                for r in parse_reconciliation(plan, path, data).rows:
-                    parsed[entry.blob].setdefault((str(r.key), r.rater), (r.justification, r.consensus))
+                parsed[entry.blob] = file_statements(parse_reconciliation(plan, path, data))
             for key, value in parsed[entry.blob].items():
                 statements.setdefault(key, value)
         sig = signed.get(n.sha, ("N", "")) if signed is not None else None

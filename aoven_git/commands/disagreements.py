@@ -42,12 +42,16 @@ from aoven_git.reconciliation import (
 
 def _sheets(study: Study, plan: Plan, pass_id: str, round_id: str,
             amendment: str | None = None) -> list[ScoreSheet]:
-    from aoven_git.naming import classify
-    from aoven_git.validation import validate_sources, work_tree_sources
+    from dataclasses import replace
 
-    files, links = work_tree_sources(study.root, plan, amendments=amendment is not None)
-    scores = {p: b for p, b in files.items() if classify(plan, p).kind == "score"}
-    report = validate_sources(plan, scores, root=None, symlinks=links & set(scores))
+    from aoven_git.naming import classify
+    from aoven_git.validation import read_study, work_tree_study
+
+    study_files = work_tree_study(study.root, plan, amendments=amendment is not None)
+    scores = {p: b for p, b in study_files.files.items() if classify(plan, p).kind == "score"}
+    # the scores alone, without quote checks (root None): the listing rests on the cells
+    reading = read_study(replace(study_files, files=scores, links=study_files.links & set(scores), root=None))
+    report = reading.validation
     bad = []
     for f in report.files:
         ours = (f.pass_id, f.round_id, f.amendment) == (pass_id, round_id, amendment)
@@ -63,10 +67,8 @@ def _sheets(study: Study, plan: Plan, pass_id: str, round_id: str,
         )
     if amendment:
         return report.amendment_sheets  # re-scores are kept apart
-    from aoven_git.validation import mapped_back
-
     # a blind pass's reconciliation settles cells by question and condition, once its key is in
-    return mapped_back(plan, report.sheets, study.root, None)
+    return list(reading.sheets)
 
 
 def _of(sheets: list[ScoreSheet], pass_id: str, round_id: str, amendment: str | None) -> list[ScoreSheet]:

@@ -53,7 +53,7 @@ def _validation(study: Study, plan: object, hist: object, paths: list[str]) -> l
     score file is read along: a reconciliation's flagged cells (where a wrong quote is an error)
     come from the scores, which this commit need not touch."""
     from aoven_git import gitio, naming
-    from aoven_git.validation import validate_sources
+    from aoven_git.validation import StudyFiles, read_study
 
     if not paths:
         return []
@@ -65,8 +65,8 @@ def _validation(study: Study, plan: object, hist: object, paths: list[str]) -> l
     wanted = {p: e.blob for p, e in staged.items() if responses.match(p)}
     found = gitio.cat_file(study.root, list(wanted.values()))
     texts = {p: obj[1].decode("utf-8", "replace") for p, blob in wanted.items() if (obj := found.get(blob))}
-    report = validate_sources(plan, files, root=study.root, symlinks=links, responses=texts,  # type: ignore[arg-type]
-                              keys=_staged_keys(plan, hist))
+    source = StudyFiles(plan, files, frozenset(links), _staged_keys(plan, hist), study.root, texts)  # type: ignore[arg-type]
+    report = read_study(source).validation
     return [f"{f.path}:{f.line or 1}: {f.code}: {f.message}" for fr in report.files if fr.path in paths
             for f in fr.errors if not (fr.kind == "reconciliation" and f.code in DEFERRED)]
 
@@ -84,16 +84,19 @@ def _amend_hint(study: Study, paths: set[str]) -> set[str]:
 def row_warnings(plan: object, hist: object, paths: list[str], email: str) -> list[str]:
     """Reconciliation rows this commit writes for a rater it is not made by: they will count for
     nobody. A warning, not a refusal: it breaks no seal, but the cell then lacks that rater's own
-    statement (docs/sealing.md, "Attributed consensus")."""
+    statement (docs/sealing.md, "Attributed consensus"). The staged commit's parents are HEAD and,
+    while a merge is concluded, MERGE_HEAD: a row the merge carries from either is not written by
+    it (`attribution.written`, the rule verify-seal applies)."""
     from aoven_git.reconciliation import rows_not_by
 
     nodes = hist.nodes  # type: ignore[attr-defined]
     out = []
     for path in paths:
         new = hist.blobs.get(nodes[-1].state[path].blob, b"")  # type: ignore[attr-defined]
-        old_entry = nodes[0].state.get(path) if len(nodes) > 1 else None
-        old = hist.blobs.get(old_entry.blob) if old_entry else None  # type: ignore[attr-defined]
-        out += [f"{f.path}:{f.line}: {f.code}: {f.message}" for f in rows_not_by(plan, path, new, old, email)]  # type: ignore[arg-type]
+        parents = [hist.blobs.get(e.blob) if (e := n.state.get(path)) else None  # type: ignore[attr-defined]
+                   for n in nodes[:-1]]
+        found = rows_not_by(plan, path, new, parents, email)  # type: ignore[arg-type]
+        out += [f"{f.path}:{f.line}: {f.code}: {f.message}" for f in found]
     return out
 
 

@@ -33,24 +33,17 @@ def build_report(
     caller has it already (`status`: one history read for both); else it is read here."""
     from aoven_git.amendments import explore
     from aoven_git.analysis import analyse
-    from aoven_git.naming import classify
-    from aoven_git.reconciliation import parse_reconciliation
     from aoven_git.report_inputs import gather, seal_status
-    from aoven_git.validation import validate_sources
+    from aoven_git.validation import read_study
 
     inputs = gather(study, rev=rev, work_tree=work_tree)
     plan = inputs.plan
-    checked = validate_sources(plan, inputs.files, root=inputs.root, symlinks=inputs.links,
-                               responses=inputs.responses)
-    reconciliations = [
-        parse_reconciliation(plan, path, data)
-        for path, data in sorted(inputs.files.items())
-        if classify(plan, path).kind == "reconciliation" and path not in inputs.links
-    ]
+    reading = read_study(inputs.study)  # the one reading of a study (docs/design.md)
+    checked = reading.validation
     data = analyse(
         plan,
-        sheets=checked.sheets,
-        reconciliations=reconciliations,
+        sheets=reading.sheets,
+        reconciliations=reading.reconciliations,
         round_id=round_id,
         seals=seals if seals is not None and seals.get("commit") == inputs.commit else seal_status(
             study, inputs.commit),
@@ -59,7 +52,7 @@ def build_report(
         seed=seed,
         source=inputs.source,
         blockers=inputs.blockers,
-        blind_keys=inputs.blind_keys,
+        blind_keys=inputs.study.keys,
     )
     return explore(data, checked.amendment_sheets).as_dict()
 
