@@ -47,6 +47,7 @@ class SealReport:
     ledger: Any = field(default=None, repr=False)  # the judged history (for attribution; not reported)
     rows: list[dict[str, Any]] = field(default_factory=list)  # reconciliation rows and their authors
     unattributed: list[dict[str, Any]] = field(default_factory=list)  # rows not their rater's own
+    anchors: list[Any] | None = None  # time-stamp tokens (timestamps.Anchor) when the plan pins authorities
 
     @property
     def blocking(self) -> list[Violation]:
@@ -86,6 +87,7 @@ class SealReport:
             "timeline": self.timeline,
             "reconciliation_rows": self.rows,
             "unattributed_rows": self.unattributed,
+            **({"timestamps": [a.as_dict() for a in self.anchors]} if self.anchors is not None else {}),
         }
 
 

@@ -15,7 +15,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 #: where tokens live: `timestamps/<commit>.tsr` (first authority), `<commit>.<n>.tsr` (the n-th)
 TOKEN_DIR = "timestamps"
@@ -85,7 +85,7 @@ def build_request(commit: str) -> tuple[bytes, int]:
 def _post(url: str, body: bytes, timeout: float) -> bytes:
     request = urllib.request.Request(url, data=body, method="POST", headers={
         "Content-Type": "application/timestamp-query", "Accept": "application/timestamp-reply"})
-    with urllib.request.urlopen(request, timeout=timeout) as reply:  # noqa: S310 (the plan's URL)
+    with urllib.request.urlopen(request, timeout=timeout) as reply:
         data: bytes = reply.read(MAX_TOKEN_BYTES + 1)
     if len(data) > MAX_TOKEN_BYTES:
         raise TimestampError(f"{url}: the reply is larger than {MAX_TOKEN_BYTES} bytes")
@@ -177,4 +177,4 @@ def _short(reason: str) -> str:
 
 
 def _utc(when: datetime) -> datetime:
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)

@@ -8,11 +8,10 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-
-import pytest
+from typing import Any
 
 TSA_CONFIG = """\
 [ tsa ]
@@ -79,7 +78,7 @@ class CertificateAuthority:
         csr = x509.load_pem_x509_csr((folder / "tsa.csr").read_bytes())
         ca_key = serialization.load_pem_private_key((self.dir / "ca.key").read_bytes(), None)
         ca = x509.load_pem_x509_certificate(self.cert.read_bytes())
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         cert = (x509.CertificateBuilder().subject_name(csr.subject).issuer_name(ca.subject)
                 .public_key(csr.public_key()).serial_number(x509.random_serial_number())
                 .not_valid_before(now - timedelta(days=400)).not_valid_after(now - timedelta(days=30))
@@ -115,7 +114,7 @@ class Authority:
         authority = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 authority.requests += 1
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 data = authority.reply(body)
@@ -164,10 +163,82 @@ class Authorities:
             authority.stop()
 
 
-@pytest.fixture
-def authorities(tmp_path: Path) -> Iterator[Authorities]:
+def authority_pool(tmp_path: Path) -> Iterator[Authorities]:
+    """The body of an `authorities` fixture: the pool, stopped when the test ends."""
     pool = Authorities(tmp_path / "authorities")
     try:
         yield pool
     finally:
         pool.stop()
+
+
+# --------------------------------------------------------------------------- studies with anchors
+
+CERT_PATH = "keys/tsa-root.pem"
+
+
+def anchored_plan(urls: list[str], *, required: bool = True) -> str:
+    """The sealing tests' plan with `security.timestamps` pinning one certificate per URL (the
+    n-th at keys/tsa-root.pem, keys/tsa-root-<n>.pem after)."""
+    from tests.sealing.conftest import PLAN
+
+    entries = ", ".join(f'{{url: "{u}", certificate: {cert_path(i)}}}' for i, u in enumerate(urls))
+    security = ("security: {require_signed: false, allowed_signers: null, "
+                f"timestamps: {{authorities: [{entries}], required: {'true' if required else 'false'}}}}}")
+    old = "security: {require_signed: false, allowed_signers: null}"
+    assert old in PLAN
+    return PLAN.replace(old, security)
+
+
+def cert_path(index: int) -> str:
+    return CERT_PATH if index == 0 else CERT_PATH.replace(".pem", f"-{index + 1}.pem")
+
+
+def start_anchored(study: Any, pinned: list[Authority], *, required: bool = True,
+                   urls: list[str] | None = None) -> str:
+    """Commit the plan pinning each authority's CA certificate (and the responses)."""
+    for i, authority in enumerate(pinned):
+        study.write(cert_path(i), authority.ca.cert.read_bytes())
+    plan = anchored_plan(urls or [a.url for a in pinned], required=required)
+    study.write("aoven.yaml", plan)
+    for q in ("q1", "q2"):
+        for c in ("a", "b"):
+            study.write(f"study/test_{c}/{q}.md", f"# {q.upper()}\n\nResponse {c.upper()}.\n")
+    return study.by("lead", "plan", "aoven.yaml", "study", "keys")
+
+
+def stamp(study: Any, rev: str = "HEAD") -> str:
+    """`aoven-git timestamp REV` through the real CLI; the token commit."""
+    from tests.conftest import run_cli
+
+    res = run_cli("timestamp", rev, cwd=study.path)
+    assert res.code == 0, res.output
+    return study.git("rev-parse", "HEAD")
+
+
+def honest_anchored_study(study: Any, authority: Authority) -> dict[str, str]:
+    """plan → cto seals, anchored → logician seals, anchored → both reveal, each anchored: the
+    commits by name."""
+    commits = {"plan": start_anchored(study, [authority])}
+    for rater in ("cto", "logician"):
+        commits[f"seal-{rater}"] = study.digest_seal(rater)
+        stamp(study)
+    for rater in ("cto", "logician"):
+        commits[f"reveal-{rater}"] = study.reveal(rater)
+        stamp(study)
+    return commits
+
+
+def rewrite_history(study: Any) -> None:
+    """Re-create every commit of the (linear) history with the same trees, authors and messages
+    but another date: the same contents under new commit ids."""
+    new_parent = None
+    fmt = "%T%x00%an%x00%ae%x00%B"
+    for old in study.git("rev-list", "--reverse", "HEAD").split():
+        tree, name, email, msg = study.git("log", "-1", f"--format={fmt}", old).split("\0", 3)
+        env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": name,
+               "GIT_COMMITTER_EMAIL": email, "GIT_AUTHOR_DATE": "2030-01-01T00:00:00Z",
+               "GIT_COMMITTER_DATE": "2030-01-01T00:00:00Z"}
+        args = ["commit-tree", tree, "-m", msg or "commit"] + (["-p", new_parent] if new_parent else [])
+        new_parent = study.git(*args, env=env)
+    study.git("reset", "-q", "--hard", new_parent)

@@ -17,9 +17,11 @@ from aoven_git.errors import CannotVerify
               help="Reveal the re-scores of this amendment (amendments/<ID>/scores_…md).")
 @click.option("--force", is_flag=True,
               help="Reveal although a required rater has not sealed; recorded in the commit and the report.")
+@click.option("--timestamp", is_flag=True,
+              help="Then commit RFC 3161 tokens over the new commit (`aoven-git timestamp`).")
 @click.argument("file", required=False)
 def command(study: Study, rater: str | None, pass_id: str | None, round_id: str | None,
-            amendment: str | None, force: bool, file: str | None) -> int:
+            amendment: str | None, force: bool, timestamp: bool, file: str | None) -> int:
     """Commit the plaintext score file after checking its digest against the committed seal."""
     from aoven_git.sealing import reveal, target
 
@@ -31,4 +33,8 @@ def command(study: Study, rater: str | None, pass_id: str | None, round_id: str 
     if result.forced:
         click.echo(f"warning: revealed before {', '.join(result.unsealed)} sealed (--force, recorded)",
                    err=True)
+    if timestamp:
+        from aoven_git.commands.timestamp import anchor_and_report
+
+        anchor_and_report(study, result.commit)
     return 0

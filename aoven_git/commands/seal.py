@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from aoven_git.commands._common import Study, study_options
-from aoven_git.errors import CannotVerify, FindingsError
+from aoven_git.errors import CannotVerify, FindingsError, UsageError
 from aoven_git.model import SheetId
 
 
@@ -48,15 +48,19 @@ def _refuse_after_key(study: Study, sheet: SheetId) -> None:
 @click.option("--amendment", default=None,
               help="Seal the re-scores of this amendment (amendments/<ID>/scores_…md).")
 @click.option("--no-commit", is_flag=True, help="Only stage the seal file; commit it yourself.")
+@click.option("--timestamp", is_flag=True,
+              help="Then commit RFC 3161 tokens over the new commit (`aoven-git timestamp`).")
 @click.argument("file", required=False)
 def command(study: Study, rater: str | None, pass_id: str | None, round_id: str | None,
-            amendment: str | None, no_commit: bool, file: str | None) -> int:
+            amendment: str | None, no_commit: bool, timestamp: bool, file: str | None) -> int:
     """Validate the score file, add a random nonce to its front matter and commit only
     seals/<stem>.sha256 (its SHA-256): nobody can read the scores, nobody can change them."""
     from aoven_git.sealing import seal, target
 
     if not study.in_git:
         raise CannotVerify(f"{study.root} is not a git repository: sealing needs commits")
+    if timestamp and no_commit:
+        raise UsageError("--timestamp needs the seal commit: it cannot be combined with --no-commit")
     tgt = target(study.plan, rater, pass_id, round_id, study.relpath(file) if file else None, amendment)
     _refuse_after_key(study, tgt.sheet)
     result = seal(study.root, study.plan, tgt, commit=not no_commit, plan_path=study.relpath(study.plan_file))
@@ -71,4 +75,8 @@ def command(study: Study, rater: str | None, pass_id: str | None, round_id: str 
     if result.unstaged:
         click.echo(f"note: {tgt.score} was staged (`git add`); it is unstaged again so that only the "
                    "seal is public and the file is revealed later with its nonce")
+    if timestamp:
+        from aoven_git.commands.timestamp import anchor_and_report
+
+        anchor_and_report(study, result.commit)
     return 0

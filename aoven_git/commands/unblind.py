@@ -95,7 +95,9 @@ def _commit(study: Study, plan: Plan, p: Pass, data: bytes) -> tuple[str, str]:
 @click.option("--pass", "pass_id", required=True, help="The blind pass whose key to commit.")
 @click.option("--key", "key_file", required=True, type=click.Path(dir_okay=False),
               help="The key file `aoven-git blind` wrote.")
-def command(study: Study, pass_id: str, key_file: str) -> int:
+@click.option("--timestamp", is_flag=True,
+              help="Then commit RFC 3161 tokens over the new commit (`aoven-git timestamp`).")
+def command(study: Study, pass_id: str, key_file: str, timestamp: bool) -> int:
     """Commit the key of blind pass P as blind/P/key.json, once every required rater has sealed."""
     from aoven_git import gitio, naming
     from aoven_git.commands.blind import blind_pass
@@ -121,4 +123,8 @@ def command(study: Study, pass_id: str, key_file: str) -> int:
     except OSError as exc:
         raise UsageError(f"cannot write {naming.blind_key_path(plan, p.id)}: {exc.strerror or exc}") from None
     click.echo(f"unblinded pass {p.id}: {rel} committed in {sha[:10]}; raters can now reveal their sheets")
+    if timestamp:
+        from aoven_git.commands.timestamp import anchor_and_report
+
+        anchor_and_report(study, sha)
     return 0

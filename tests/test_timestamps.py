@@ -1,0 +1,149 @@
+"""Independent time anchors (docs/sealing.md, "Independent time anchors"): RFC 3161 tokens from a
+real local authority (`openssl ts` behind HTTP on 127.0.0.1), committed by `aoven-git timestamp`
+and by `seal`/`reveal --timestamp`, checked offline by verify-seal."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.sealing.conftest import Study, codes, score_text
+from tests.timestamp_authority import (
+    Authorities,
+    authority_pool,
+    honest_anchored_study,
+    rewrite_history,
+    stamp,
+    start_anchored,
+)
+
+
+@pytest.fixture
+def study(tmp_path: Path) -> Study:
+    return Study(tmp_path / "study-repo")
+
+
+@pytest.fixture
+def authorities(tmp_path: Path) -> Iterator[Authorities]:
+    yield from authority_pool(tmp_path)
+
+
+def test_sealed_study_with_required_tokens_verifies_clean(study: Study, authorities: Authorities) -> None:
+    authority = authorities.start("tsa")
+    commits = honest_anchored_study(study, authority)
+    res, data = study.verify()
+    assert res.code == 0, res.output
+    assert codes(data) == []
+    anchored = {a["commit"] for a in data["timestamps"] if a["error"] is None}
+    assert {commits["seal-cto"], commits["seal-logician"], commits["reveal-cto"]} <= anchored
+    assert all(a["authority"] == authority.url and a["time"] for a in data["timestamps"])
+
+
+def test_token_file_is_named_for_the_commit(study: Study, authorities: Authorities) -> None:
+    authority = authorities.start("tsa")
+    start_anchored(study, [authority])
+    seal = study.digest_seal("cto")
+    stamp(study)
+    committed = study.git("show", "--name-only", "--format=", "HEAD").split()
+    assert committed == [f"timestamps/{seal}.tsr"]
+    assert study.git("rev-parse", "HEAD^") == seal
+
+
+def test_history_rewritten_after_the_seals_is_timestamp_missing(study: Study,
+                                                               authorities: Authorities) -> None:
+    honest_anchored_study(study, authorities.start("tsa"))
+    rewrite_history(study)
+    res, data = study.verify()
+    assert res.code == 1
+    # the tokens still verify for the commits they name, but those are no longer the seals
+    assert codes(data) == [("timestamp-missing", "cto"), ("timestamp-missing", "logician")]
+
+
+def test_token_moved_from_another_commit_is_timestamp_invalid(study: Study,
+                                                             authorities: Authorities) -> None:
+    start_anchored(study, [authorities.start("tsa")])
+    cto = study.digest_seal("cto")
+    stamp(study)
+    logician = study.digest_seal("logician")
+    study.write(f"timestamps/{logician}.tsr", (study.path / f"timestamps/{cto}.tsr").read_bytes())
+    study.by("logician", "anchor (a copy)", "timestamps")
+    res, data = study.verify()
+    assert res.code == 1
+    assert codes(data) == [("timestamp-invalid", None), ("timestamp-missing", "logician")]
+    invalid = next(v for v in data["violations"] if v["code"] == "timestamp-invalid")
+    assert invalid["commit"] == logician and "Mismatch between messages" in invalid["message"]
+
+
+def test_unreachable_authority_is_a_clear_error_and_commits_nothing(study: Study,
+                                                                   authorities: Authorities) -> None:
+    authority = authorities.start("tsa")
+    start_anchored(study, [authority], urls=["http://127.0.0.1:9/tsa"])
+    seal = study.digest_seal("cto")
+    res = run_cli("timestamp", cwd=study.path)
+    assert res.code == 3
+    assert "http://127.0.0.1:9/tsa gave no token" in res.err and "Nothing was committed" in res.err
+    assert study.git("rev-parse", "HEAD") == seal
+    assert not (study.path / "timestamps").exists()
+    assert study.git("status", "--porcelain") == ""
+
+
+def test_timestamp_twice_asks_no_authority_again(study: Study, authorities: Authorities) -> None:
+    authority = authorities.start("tsa")
+    start_anchored(study, [authority])
+    seal = study.digest_seal("cto")
+    token_commit = stamp(study, seal)
+    res = run_cli("timestamp", seal, cwd=study.path)
+    assert res.code == 0 and "already time-stamped" in res.out
+    assert study.git("rev-parse", "HEAD") == token_commit
+    assert authority.requests == 1
+
+
+def test_timestamp_without_authorities_is_a_plan_error(study: Study) -> None:
+    seal = study.start()
+    res = run_cli("timestamp", seal, cwd=study.path)
+    assert res.code == 2 and "security.timestamps lists no authority" in res.err
+
+
+def test_seal_and_reveal_with_timestamp_anchor_their_commits(study: Study, authorities: Authorities) -> None:
+    start_anchored(study, [authorities.start("tsa")])
+    for rater in ("cto", "logician"):
+        study.write(Study.score_path(rater), score_text(rater))
+        study.git("config", "user.email", f"{rater}@example.org")
+        res = run_cli("seal", "--rater", rater, "--timestamp", cwd=study.path)
+        assert res.code == 0, res.output
+        assert "time-stamped" in res.out
+    study.git("config", "user.email", "cto@example.org")
+    res = run_cli("reveal", "--rater", "cto", "--timestamp", cwd=study.path)
+    assert res.code == 0, res.output
+    reveal = study.git("rev-parse", "HEAD^")
+    assert study.git("show", "--name-only", "--format=", "HEAD").split() == [f"timestamps/{reveal}.tsr"]
+    res, data = study.verify()
+    assert codes(data) == [], res.output
+
+
+def test_seal_timestamp_with_no_commit_is_refused_before_anything_is_staged(study: Study,
+                                                                           authorities: Authorities) -> None:
+    start_anchored(study, [authorities.start("tsa")])
+    study.write(Study.score_path("cto"), score_text("cto"))
+    study.git("config", "user.email", "cto@example.org")
+    res = run_cli("seal", "--rater", "cto", "--timestamp", "--no-commit", cwd=study.path)
+    assert res.code == 2 and "--no-commit" in res.err
+    assert study.git("diff", "--cached", "--name-only") == ""
+
+
+def test_required_tokens_missing_for_an_unanchored_seal(study: Study, authorities: Authorities) -> None:
+    start_anchored(study, [authorities.start("tsa")])
+    seal = study.digest_seal("cto")
+    _, data = study.verify()
+    assert codes(data) == [("timestamp-missing", "cto")]
+    assert data["violations"][0]["commit"] == seal
+
+
+def test_optional_tokens_missing_is_clean(study: Study, authorities: Authorities) -> None:
+    start_anchored(study, [authorities.start("tsa")], required=False)
+    study.digest_seal("cto")
+    _, data = study.verify()
+    assert codes(data) == [] and data["timestamps"] == []
