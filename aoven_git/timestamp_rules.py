@@ -6,6 +6,8 @@ timestamp-invalid  a committed token that proves nothing for the commit it is na
                    token, a bad signature, a chain that does not reach the pinned certificate (or
                    was not valid at the token's time), an imprint of another commit (a moved token)
 timestamp-missing  `required: true` and a seal, unblind or plan-freeze commit has no valid token
+timestamp-changed  (the hook only) a commit that changes or deletes a committed token: tokens
+                   are write-once
 timestamp-order    a seal whose earliest token is later than the earliest token of another rater's
                    plaintext that the seal must precede (ancestry says one order, the clock another)
 """
@@ -96,6 +98,19 @@ def _precedes(plan: Plan, seal: dict[str, Any], pt: dict[str, Any]) -> bool:
 
     sid = SheetId(seal["rater"], seal["pass"], seal["round"], seal.get("amendment"))
     return sid in must_precede(plan, seal["rater"], pt["pass"], pt["round"], pt.get("amendment"))
+
+
+def timestamp_changed(changes: list[tuple[str, str]]) -> list[Violation]:
+    """The hook's rule over (status letter, path) of a staged commit: a token under `timestamps/`
+    may be added, never modified, re-typed or deleted (a new token for the commit is another
+    file; an old one proves what it proved when it was committed)."""
+    from aoven_git.timestamps import TOKEN_DIR
+
+    return [Violation("timestamp-changed", None, None,
+                      f"{path} is a committed time-stamp token: tokens are write-once "
+                      f"({'deleted' if status == 'D' else 'changed'} here). Restore it with "
+                      f"`git checkout HEAD -- {path}`", path)
+            for status, path in changes if path.startswith(f"{TOKEN_DIR}/") and status in "MDT"]
 
 
 RULES: dict[str, Callable[[AnchorFacts], list[Violation]]] = {

@@ -126,6 +126,17 @@ def key_copies_elsewhere(study: Study, plan: Any, plan_rel: str, hist: Any) -> l
     return out
 
 
+def _token_changes(study: Study, plan: Any) -> list[str]:
+    """Committed time-stamp tokens are write-once (docs/sealing.md, "Independent time anchors");
+    one `git diff --cached` and only when the plan declares `security.timestamps`."""
+    from aoven_git import gitio
+    from aoven_git.timestamp_rules import timestamp_changed
+
+    if plan.security.timestamps is None:
+        return []
+    return [f"{v.path}: {v.code}: {v.message}" for v in timestamp_changed(gitio.staged_changes(study.root))]
+
+
 def messages(study: Study) -> tuple[list[str], list[str]]:
     """The problems that refuse the commit, and warnings that do not."""
     from aoven_git import ledger, naming
@@ -142,7 +153,7 @@ def messages(study: Study) -> tuple[list[str], list[str]]:
     staged = hist.nodes[-1].state
     before = hist.nodes[0].state if len(hist.nodes) > 1 else {}
     changed = sorted(p for p in set(staged) | set(before) if staged.get(p) != before.get(p))
-    elsewhere = key_copies_elsewhere(study, plan, plan_rel, hist)
+    elsewhere = key_copies_elsewhere(study, plan, plan_rel, hist) + _token_changes(study, plan)
     if not changed:
         return elsewhere, []
     kinds = {p: naming.classify(plan, p).kind for p in changed}  # type: ignore[arg-type]

@@ -128,3 +128,33 @@ def test_file_under_timestamps_that_is_not_a_token_is_invalid(study: Study,
     _, data = study.verify()
     assert codes(data) == [("timestamp-invalid", None)]
     assert "not a time-stamp response" in _invalid(data)["message"]
+
+
+def test_hook_refuses_a_changed_token(study: Study, authorities: Authorities) -> None:
+    start_anchored(study, [authorities.start("tsa")])
+    seal = study.digest_seal("cto")
+    stamp(study, seal)
+    study.write(f"timestamps/{seal}.tsr", b"replaced")
+    study.git("add", "timestamps")
+    res = run_cli("hook", "pre-commit", cwd=study.path)
+    assert res.code == 1
+    assert f"timestamps/{seal}.tsr: timestamp-changed" in res.err and "(changed here)" in res.err
+
+
+def test_hook_refuses_a_deleted_token(study: Study, authorities: Authorities) -> None:
+    start_anchored(study, [authorities.start("tsa")])
+    seal = study.digest_seal("cto")
+    stamp(study, seal)
+    study.git("rm", "-q", f"timestamps/{seal}.tsr")
+    res = run_cli("hook", "pre-commit", cwd=study.path)
+    assert res.code == 1 and "timestamp-changed" in res.err and "(deleted here)" in res.err
+
+
+def test_hook_allows_a_new_token(study: Study, authorities: Authorities) -> None:
+    authority = authorities.start("tsa")
+    start_anchored(study, [authority])
+    seal = study.digest_seal("cto")
+    study.write(f"timestamps/{seal}.tsr", request_token(authority.url, seal))
+    study.git("add", "timestamps")
+    res = run_cli("hook", "pre-commit", cwd=study.path)
+    assert res.code == 0, res.output
