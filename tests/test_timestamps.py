@@ -13,6 +13,7 @@ from tests.conftest import run_cli
 from tests.sealing.conftest import Study, codes, score_text
 from tests.timestamp_authority import (
     Authorities,
+    anchored_plan,
     authority_pool,
     honest_anchored_study,
     rewrite_history,
@@ -147,3 +148,22 @@ def test_optional_tokens_missing_is_clean(study: Study, authorities: Authorities
     study.digest_seal("cto")
     _, data = study.verify()
     assert codes(data) == [] and data["timestamps"] == []
+
+
+def test_timestamps_settings_are_locked_at_the_first_seal(study: Study, authorities: Authorities) -> None:
+    authority = authorities.start("tsa")
+    start_anchored(study, [authority])
+    stamp(study, study.digest_seal("cto"))
+    plan = (study.path / "aoven.yaml").read_text()
+    study.write("aoven.yaml", plan.replace("required: true", "required: false"))
+    study.by("lead", "relax the anchors", "aoven.yaml")
+    _, data = study.verify()
+    assert ("plan-changed-after-seal", None) in codes(data)
+
+
+def test_required_without_authorities_is_a_plan_error(study: Study) -> None:
+    plan = anchored_plan([], required=True)
+    assert "authorities: []" in plan
+    study.write("aoven.yaml", plan)
+    res = run_cli("check-plan", cwd=study.path)
+    assert res.code == 2 and "security.timestamps.required needs at least one authority" in res.err
