@@ -132,6 +132,8 @@ def _seals(
     doc["excluded_raters"] = [{"rater": r, "codes": c} for r, c in excluded.items()]
     doc["timeline"] = [dict(e) for e in seals.get("timeline", []) or [] if isinstance(e, Mapping)]
     doc["seals"] = [dict(s) for s in seals.get("seals", []) or [] if isinstance(s, Mapping)]
+    if "timestamps" in seals:  # time anchors, when the plan pins authorities
+        doc["timestamps"] = [dict(a) for a in seals.get("timestamps") or [] if isinstance(a, Mapping)]
     return doc, blockers, by_amendment
 
 

@@ -4,6 +4,7 @@ and by `seal`/`reveal --timestamp`, checked offline by verify-seal."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -167,3 +168,27 @@ def test_required_without_authorities_is_a_plan_error(study: Study) -> None:
     study.write("aoven.yaml", plan)
     res = run_cli("check-plan", cwd=study.path)
     assert res.code == 2 and "security.timestamps.required needs at least one authority" in res.err
+
+
+def test_report_lists_each_anchor_with_its_authority_and_time(study: Study, authorities: Authorities) -> None:
+    authority = authorities.start("tsa")
+    commits = honest_anchored_study(study, authority)
+    res = run_cli("report", "--format", "json", cwd=study.path)
+    data = json.loads(res.out)
+    anchors = data["seals"]["timestamps"]
+    assert {a["commit"] for a in anchors} == {commits[k] for k in commits if k != "plan"}
+    assert all(a["authority"] == authority.url and a["error"] is None for a in anchors)
+    res = run_cli("report", "--format", "markdown", cwd=study.path)
+    assert "**Time anchors** (RFC 3161 tokens):" in res.out
+    assert f"| `{commits['seal-cto'][:7]}" in res.out or commits["seal-cto"][:7] in res.out
+    assert authority.url in res.out
+
+
+def test_html_report_shows_the_time_anchors(study: Study, authorities: Authorities, tmp_path: Path) -> None:
+    authority = authorities.start("tsa")
+    honest_anchored_study(study, authority)
+    html = tmp_path / "report.html"
+    res = run_cli("report", "--format", "html", "-o", str(html), cwd=study.path)
+    assert html.exists(), res.output
+    text = html.read_text(encoding="utf-8")
+    assert "<h3>Time anchors</h3>" in text and authority.url in text
