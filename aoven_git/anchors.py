@@ -41,12 +41,13 @@ def _pinned(root: Path, plan: Plan, at: str) -> tuple[list[tuple[str, list[objec
 def read_anchors(root: Path, plan: Plan, commit: str, at: str) -> list[Anchor]:
     """Every file under `timestamps/` at `commit`, judged as a token of the commit it is named
     for, against the certificates pinned at `at`."""
-    files, links = gitio.tree_files(root, commit, TOKEN_DIR, limit=MAX_TOKEN_BYTES)
+    files, unread = gitio.folder_blobs(root, commit, TOKEN_DIR, limit=MAX_TOKEN_BYTES)
     pinned, problems = _pinned(root, plan, at)
-    out = []
+    unreadable = f"a symbolic link or larger than {MAX_TOKEN_BYTES} bytes"
+    out = [Anchor(path, named_commit(path) or "", error=unreadable) for path in sorted(unread)]
     for path in sorted(files):
         named = named_commit(path)
-        if named is None or path in links:
+        if named is None:
             out.append(Anchor(path, "", error="not a token file (timestamps/<commit>.tsr)"))
         elif problems and not pinned:
             out.append(Anchor(path, named, error="; ".join(problems)))
