@@ -5,6 +5,7 @@ and by `seal`/`reveal --timestamp`, checked offline by verify-seal."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -192,3 +193,19 @@ def test_html_report_shows_the_time_anchors(study: Study, authorities: Authoriti
     assert html.exists(), res.output
     text = html.read_text(encoding="utf-8")
     assert "<h3>Time anchors</h3>" in text and authority.url in text
+
+
+def test_sha256_repository_tokens_cover_the_64_digit_commit_id(tmp_path: Path,
+                                                               authorities: Authorities) -> None:
+    path = tmp_path / "sha256-study"
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", "--object-format=sha256"], cwd=path, check=True)
+    study = Study(path)
+    start_anchored(study, [authorities.start("tsa")])
+    seal = study.digest_seal("cto")
+    assert len(seal) == 64
+    stamp(study, seal)
+    _, data = study.verify()
+    assert codes(data) == []
+    assert [(a["path"], a["commit"], a["error"]) for a in data["timestamps"]] == [
+        (f"timestamps/{seal}.tsr", seal, None)]
