@@ -8,12 +8,14 @@ import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import run_cli
 from tests.sealing.conftest import Study, codes, score_text
 from tests.timestamp_authority import (
+    CERT_PATH,
     Authorities,
     anchored_plan,
     authority_pool,
@@ -209,3 +211,52 @@ def test_sha256_repository_tokens_cover_the_64_digit_commit_id(tmp_path: Path,
     assert codes(data) == []
     assert [(a["path"], a["commit"], a["error"]) for a in data["timestamps"]] == [
         (f"timestamps/{seal}.tsr", seal, None)]
+
+
+def _sealed_blind_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                        authorities: Authorities) -> tuple[Any, Path]:
+    """The blind study of tests/test_blind_e2e.py with required anchors: blinded, every seal
+    anchored, the hook installed; the study and the key file."""
+    from aoven_git.blinding import parse_key
+    from tests import test_blind_e2e as e2e
+
+    authority = authorities.start("tsa")
+    old = "security: {require_signed: false, allowed_signers: null}"
+    monkeypatch.setattr(e2e, "PLAN", e2e.PLAN.replace(old, (
+        "security: {require_signed: false, allowed_signers: null, timestamps: "
+        f'{{authorities: [{{url: "{authority.url}", certificate: {CERT_PATH}}}], required: true}}}}')))
+    s = e2e.BlindStudy(tmp_path / "repo", monkeypatch)
+    s.write(CERT_PATH, authority.ca.cert.read_bytes())
+    s.start()  # commits the plan and the certificate, installs the hook
+    key_file = tmp_path / "keys" / "hidden.json"
+    assert s.run("lead", "blind", "--pass", "hidden", "--key-out", str(key_file)).code == 0
+    key = parse_key(key_file.read_bytes(), pass_id="hidden")
+    for rater in ("cto", "logician"):
+        s.seal_all(rater, key)
+    for seal in s.git("log", "--format=%H", "--grep=^Aoven-Seal:").split():
+        assert s.run("lead", "timestamp", seal).code == 0
+    code, found, _ = s.verify()
+    assert found == [] and code == 0
+    return s, key_file
+
+
+def test_unblind_with_timestamp_anchors_the_key_commit_through_the_hook(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, authorities: Authorities) -> None:
+    s, key_file = _sealed_blind_study(tmp_path, monkeypatch, authorities)
+    res = s.run("lead", "unblind", "--pass", "hidden", "--key", str(key_file), "--timestamp")
+    assert res.code == 0, res.output
+    unblind = s.git("rev-parse", "HEAD^")
+    assert s.git("show", "--name-only", "--format=", "HEAD") == f"timestamps/{unblind}.tsr"
+    code, found, data = s.verify()
+    assert (code, found) == (0, [])
+    assert unblind in {a["commit"] for a in data["timestamps"] if a["error"] is None}
+
+
+def test_unanchored_unblind_is_timestamp_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 authorities: Authorities) -> None:
+    s, key_file = _sealed_blind_study(tmp_path, monkeypatch, authorities)
+    assert s.run("lead", "unblind", "--pass", "hidden", "--key", str(key_file)).code == 0
+    code, found, data = s.verify()
+    assert (code, found) == (1, [("timestamp-missing", None)])
+    assert data["violations"][0]["commit"] == s.git("rev-parse", "HEAD")
+    assert "unblinding of pass hidden" in data["violations"][0]["message"]
