@@ -154,7 +154,11 @@ def verify_token(path: str, data: bytes, commit: str,
         resp = decode_timestamp_response(data)
     except ValueError as exc:
         return Anchor(path, commit, error=f"not a time-stamp response ({exc})")
-    if resp.tst_info.nonce is None:
+    try:
+        nonce = resp.tst_info.nonce
+    except ValueError as exc:  # a rejection carries no token at all
+        return Anchor(path, commit, error=f"no token in the response ({exc})")
+    if nonce is None:
         return Anchor(path, commit, error="the token has no nonce")
     if not pinned:
         return Anchor(path, commit, error="the plan pins no authority (security.timestamps)")

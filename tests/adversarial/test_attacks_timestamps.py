@@ -158,3 +158,12 @@ def test_hook_allows_a_new_token(study: Study, authorities: Authorities) -> None
     study.git("add", "timestamps")
     res = run_cli("hook", "pre-commit", cwd=study.path)
     assert res.code == 0, res.output
+
+
+def test_a_rejection_committed_as_a_token_is_invalid(study: Study, authorities: Authorities) -> None:
+    start_anchored(study, [authorities.start("tsa")])
+    seal = study.digest_seal("cto")
+    _commit_token(study, seal, bytes.fromhex("30053003020102"))  # PKIStatus rejection, no token
+    _, data = study.verify()
+    assert codes(data) == [("timestamp-invalid", None), ("timestamp-missing", "cto")]
+    assert "no token in the response" in _invalid(data)["message"]
