@@ -563,28 +563,31 @@ def kappa_gate(
     threshold: Fraction,
     aggregate: str = "min",
     undefined: str = "exclude",
+    name: str = "kappa",
 ) -> KappaGate:
     """Does a dimension count? Aggregate the exact pairwise κ, then compare with the threshold.
 
     ``undefined: exclude`` treats any undefined pair as below the threshold; ``include`` ignores
     undefined pairs, and a dimension whose every pair is undefined (raters constant at the same
     score: agreement, not noise) counts. With no pair at all nothing was measured: never counts.
+    ``name`` is the coefficient the reasons speak of: the same gate serves any pairwise
+    coefficient the plan gates on (``rules.kappa.coefficient``: Gwet's AC, Brennan–Prediger).
     """
     if not pairs:
-        return KappaGate(False, None, "kappa undefined: fewer than two raters scored this pass")
+        return KappaGate(False, None, f"{name} undefined: fewer than two raters scored this pass")
     bad = [p for p, v in pairs.items() if v is None]
     good = [v for v in pairs.values() if v is not None]
     if bad and undefined == "exclude":
         names = ", ".join(pair_label(a, b) for a, b in bad)
-        return KappaGate(False, None, f"kappa undefined for {names} (treated as below {brief(threshold)})")
+        return KappaGate(False, None, f"{name} undefined for {names} (treated as below {brief(threshold)})")
     if not good:
         return KappaGate(
-            True, None, "kappa undefined for every pair; counted because rules.kappa.undefined is include"
+            True, None, f"{name} undefined for every pair; counted because rules.kappa.undefined is include"
         )
     value = _combine(good, aggregate)
     if value >= threshold:
         return KappaGate(True, value, None)
-    return KappaGate(False, value, f"kappa {brief_near(value, threshold)} below {brief(threshold)}")
+    return KappaGate(False, value, f"{name} {brief_near(value, threshold)} below {brief(threshold)}")
 
 
 # --------------------------------------------------------------------------- Krippendorff

@@ -40,7 +40,7 @@ from aoven_git.analysis import (
 )
 from aoven_git.attribution import CellConsensus, cell_consensus
 from aoven_git.model import Amendment, CellKey, Plan, Reconciliation, ScoreSheet
-from aoven_git.readiness import invalid_file
+from aoven_git.readiness import invalid_file, withdrawn_from
 from aoven_git.reconciliation import flagged_keys
 from aoven_git.verdict import CellResolution, Verdict
 
@@ -72,8 +72,11 @@ def explore(data: ReportData, amendment_sheets: Sequence[ScoreSheet]) -> ReportD
     entries = []
     for a in parts.plan.amendments:
         out = {**parts.excluded, **parts.exclusions.get(a.id, {})}
+        # a withdrawn rater's re-scores of a pass not complete at the withdrawal do not count
         own = [s for s in amendment_sheets if s.sheet.amendment == a.id
-               and s.sheet.round_id == parts.round_id and s.sheet.rater not in out]
+               and s.sheet.round_id == parts.round_id and s.sheet.rater not in out
+               and not withdrawn_from(parts.withdrawn, s.sheet.rater,
+                                      (s.sheet.pass_id, s.sheet.round_id, a.id))]
         layer, entry = amend(parts, layer, a, own, out)
         entries.append(entry)
     return ReportData(data.verdict, {**data.document, "amendments": entries}, parts)
@@ -121,7 +124,7 @@ def rescored_sheets(
             problems.append(invalid_file(s.path, len(s.errors)))
         found[(sid.pass_id, sid.rater)] = s
     problems += [f"required rater {r.id} has not revealed the re-scores of amendment {a.id} for pass {p}"
-                 for p in a.passes for r in plan.required_raters if (p, r.id) not in found]
+                 for p in a.passes for r in plan.waited_for if (p, r.id) not in found]
     return found, problems
 
 
@@ -251,7 +254,7 @@ def amendment_entry(
         "kappa": {p: {d: after.agreement[p].table[d] for d in dims if d in after.agreement[p].table}
                   for p in change.scope},
         "raters": {p: [r for (q, r) in change.found if q == p] for p in change.scope},
-        "pending_raters": {p: [r.id for r in plan.required_raters if (p, r.id) not in change.found]
+        "pending_raters": {p: [r.id for r in plan.waited_for if (p, r.id) not in change.found]
                            for p in change.scope},
         "excluded_raters": [{"rater": r, "codes": list(c)} for r, c in change.excluded.items()],
         "changed_cells": change.cells,

@@ -7,11 +7,13 @@ each a function of its own so a step can grow without touching the others:
 0. :func:`~aoven_git.readiness.unblind_sheets` — a blind pass's cells mapped back through its
    committed key (before grouping, which keeps only the cells a pass expects);
 1. :func:`group_sheets` — the round's sheets by pass and rater, and who is still pending;
-2. :func:`pass_agreement` — κ (with bootstrap intervals), α and the exact κ gate per pass;
+2. :func:`pass_agreement` — κ (with bootstrap intervals), α, the coefficients beside κ
+   (coefficients.py) and the exact gate of the plan's coefficient per pass;
 3. :func:`~aoven_git.readiness.readiness` — blockers from validation, seals and pending raters;
 4. :func:`resolve` — every pass's cells after the reconciliation's consensus;
 5. :func:`~aoven_git.verdict.decide` — the verdict;
-6. :func:`document` — the JSON document every renderer reads.
+6. :func:`document` — the JSON document every renderer reads (with :func:`uncertainty`, the
+   descriptive intervals over questions and each rater's means).
 
 The exploratory layer of amendments (amendments.py) is built on top of these steps, from the
 `ReportData.parts` of the pre-registered analysis; it never changes the verdict computed here.
@@ -40,15 +42,19 @@ from aoven_git.attribution import CellConsensus, cell_consensus
 from aoven_git.errors import UsageError
 from aoven_git.model import CellKey, Pass, Plan, Reconciliation, ScoreSheet
 from aoven_git.plan_diff import deviations
+from aoven_git.protocol_events import deviations_part
 from aoven_git.readiness import (
     BlindState,
     Readiness,
+    Scope,
     amendment_folders,
     attributed,
     attribution_note,
     exclusions,
     readiness,
     unblind_sheets,
+    withdrawn_from,
+    withdrawn_kept,
 )
 from aoven_git.reconciliation import consensus_files, flagged_keys, without_raters
 from aoven_git.verdict import (
@@ -135,7 +141,7 @@ def group_sheets(
             rater: {c.key: c.score for c in sheet.cells if c.key in expected and c.score in plan.scale}
             for rater, sheet in ordered.items()
         }
-        pending = [r.id for r in plan.required_raters if r.id not in ordered]
+        pending = [r.id for r in plan.waited_for if r.id not in ordered]
         out[p.id] = PassData(p, ordered, scores, pending)
     return out, problems
 
@@ -188,16 +194,21 @@ def pass_agreement(
 def _dimension_agreement(
     plan: Plan, ratings: Mapping[str, Any], pairs: Mapping[Any, Any]
 ) -> tuple[dict[str, Any], Any]:
-    """The document entry of one dimension's κ, and its gate."""
-    from aoven_git.agreement import aggregate_kappa, kappa_gate, krippendorff_alpha, pair_label
+    """The document entry of one dimension's κ, the coefficients beside it (docs/statistics.md,
+    "When κ misleads"), and the gate of the plan's coefficient."""
+    from aoven_git.agreement import aggregate_kappa, krippendorff_alpha, pair_label
+    from aoven_git.coefficients import all_coefficients, kappa_paradox
 
     rules = plan.rules.kappa
     agg_min = aggregate_kappa(pairs, "min", undefined=rules.undefined)
     agg_mean = aggregate_kappa(pairs, "mean", undefined=rules.undefined)
     chosen = agg_min if rules.aggregate == "min" else agg_mean
     alpha = krippendorff_alpha(ratings, categories=plan.scale.values, level="ordinal")
-    gate = kappa_gate({k: v.exact for k, v in pairs.items()}, threshold=rules.threshold,
-                      aggregate=rules.aggregate, undefined=rules.undefined)
+    several, by_pair = all_coefficients(ratings, categories=plan.scale.values, weights=rules.weights)
+    gate = dimension_gate(plan, pairs, by_pair, alpha)
+    kappa = chosen.exact if chosen.value is not None else None
+    paradox = kappa_paradox(kappa, several.percent_agreement.exact, threshold=rules.threshold,
+                            prevalence=several.prevalence_index.exact)
     labels = {k: pair_label(*k) for k in pairs}
     entry = {
         "value": full(chosen.value),
@@ -214,8 +225,34 @@ def _dimension_agreement(
         "interval_reasons": {labels[k]: v.ci_reason for k, v in pairs.items()},
         "pair_n": {labels[k]: v.n for k, v in pairs.items()},
         "n": chosen.n,
+        "gate": {"coefficient": rules.coefficient, "value": full(gate.value),
+                 "value_exact": exact_str(gate.value), "reason": gate.reason},
+        "coefficients": several.as_dict(),
+        "pair_coefficients": {pair_label(*k): c.as_dict() for k, c in by_pair.items()},
+        "paradox": {"flagged": paradox.flagged, "reason": paradox.reason},
     }
     return entry, gate
+
+
+def dimension_gate(plan: Plan, pairs: Mapping[Any, Any], by_pair: Mapping[Any, Any], alpha: Any) -> Any:
+    """The exact gate of the plan's coefficient (``rules.kappa.coefficient``, docs/plan.md):
+    κ, Gwet's AC or Brennan–Prediger per pair, aggregated like κ (``aggregate``, ``undefined``),
+    or Krippendorff's α over all raters — each against the same threshold."""
+    from aoven_git.agreement import kappa_gate
+    from aoven_git.coefficients import alpha_gate
+
+    rules = plan.rules.kappa
+    settings = {"threshold": rules.threshold, "aggregate": rules.aggregate, "undefined": rules.undefined}
+    if rules.coefficient == "gwet":
+        name = "AC1" if rules.weights == "none" else "AC2"
+        return kappa_gate({k: c.gwet.exact for k, c in by_pair.items()}, name=name, **settings)
+    if rules.coefficient == "brennan-prediger":
+        return kappa_gate({k: c.brennan_prediger.exact for k, c in by_pair.items()}, name="Brennan-Prediger",
+                          **settings)
+    if rules.coefficient == "krippendorff":
+        return alpha_gate(alpha.value, alpha.reason, raters=len(by_pair) > 0, threshold=rules.threshold,
+                          undefined=rules.undefined)
+    return kappa_gate({k: v.exact for k, v in pairs.items()}, **settings)
 
 
 # --------------------------------------------------------------------------- 3. readiness
@@ -327,9 +364,10 @@ def analyse(
     round_id, method = _checked(plan, round_id, bootstrap, interval_method)
     scoped = exclusions(seals, amendment_folders(plan))
     excluded = scoped.get(None, {})
-    sheets = [s for s in sheets if s.sheet.rater not in excluded]
+    withdrawn = withdrawn_kept(seals)
+    sheets = _counted_sheets(sheets, excluded, withdrawn)
     checked = attribution_note(seals, source) is None
-    reconciliations = [attributed(without_raters(r, excluded), seals if checked else None)
+    reconciliations = [attributed(_counted_rows(r, excluded, withdrawn), seals if checked else None)
                        for r in reconciliations]
     known = _earlier_verdicts(plan, round_id, previous_verdicts, sheets=sheets,
                               reconciliations=reconciliations, seals=seals, validation=validation, seed=seed,
@@ -346,8 +384,25 @@ def analyse(
     parts = Parts(plan, round_id, passes, kappas, ready, resolutions, verdict, bootstrap, seed, method,
                    dict(source or {}), excluded, consensus, attribution_note(seals, source),
                    [dict(u) for u in (seals or {}).get("unattributed_rows", []) or []],
-                   tuple(reconciliations), known, tuple(blind), scoped)
+                   tuple(reconciliations), known, tuple(blind), scoped, deviations_part(plan, seals),
+                   withdrawn)
     return ReportData(verdict, document(parts), parts)
+
+
+def _counted_sheets(sheets: Sequence[ScoreSheet], excluded: Collection[str],
+                    withdrawn: Mapping[str, set[Scope]]) -> list[ScoreSheet]:
+    """The sheets that count: not an excluded optional rater's, nor a withdrawn rater's sheet of a
+    pass that was not complete at the withdrawal (docs/plan.md, "Withdrawals")."""
+    return [s for s in sheets if s.sheet.rater not in excluded and not withdrawn_from(
+        withdrawn, s.sheet.rater, (s.sheet.pass_id, s.sheet.round_id, s.sheet.amendment))]
+
+
+def _counted_rows(rec: Reconciliation, excluded: Collection[str],
+                  withdrawn: Mapping[str, set[Scope]]) -> Reconciliation:
+    """`rec` without the rows of raters whose sheets of its pass do not count."""
+    scope = (rec.pass_id, rec.round_id, rec.amendment)
+    gone = {*excluded, *(r for r in withdrawn if withdrawn_from(withdrawn, r, scope))}
+    return without_raters(rec, gone)
 
 
 def _earlier_verdicts(
@@ -410,6 +465,9 @@ class Parts:
     blind: tuple[BlindState, ...] = ()
     #: optional raters excluded for violations, by scope: None (the study) or an amendment id
     exclusions: Mapping[str | None, Mapping[str, list[str]]] = field(default_factory=dict)
+    protocol: Mapping[str, Any] = field(default_factory=dict)  # protocol_events.deviations_part
+    #: withdrawn raters, each with the (pass, round, amendment) complete at their withdrawal
+    withdrawn: Mapping[str, set[Scope]] = field(default_factory=dict)
 
 
 def document(parts: Parts) -> dict[str, Any]:
@@ -457,8 +515,10 @@ def document(parts: Parts) -> dict[str, Any]:
         "source": parts.source or None,
         "excluded_raters": _excluded(parts),
         "deviations": [d.as_dict() for d in deviations(plan)],
+        "protocol_deviations": dict(parts.protocol),
         "reconciliation": _reconciliation(parts),
         "blind_passes": [b.as_dict(b.pass_id in _verdict_passes(plan)) for b in parts.blind],
+        "uncertainty": uncertainty(parts),
     }
 
 
@@ -470,6 +530,38 @@ def headline(plan: Plan, ev: Evaluation | None) -> dict[str, Any]:
         "improvement_exact": exact_str(ev.improvement) if ev else None,
         "means": {a: full(ev.mean_a) if ev else None, b: full(ev.mean_b) if ev else None},
         "means_exact": {a: exact_str(ev.mean_a) if ev else None, b: exact_str(ev.mean_b) if ev else None},
+    }
+
+
+def uncertainty(parts: Parts) -> dict[str, Any]:
+    """Descriptive uncertainty beside the exact rules (docs/statistics.md, "Uncertainty a PI reads
+    first"): bootstrap intervals over questions for each condition's mean and the improvement, and
+    each rater's means per condition and dimension in the verdict pass. Withheld while NOT-READY,
+    like the means themselves."""
+    from aoven_git.uncertainty import question_intervals, rater_means
+
+    plan, ev = parts.plan, parts.verdict.evaluation
+    a, b = plan.baseline.id, plan.treatment.id
+    settings = {"descriptive": True, "method": "percentile", "over": "questions",
+                "confidence": CONFIDENCE, "bootstrap": parts.bootstrap, "seed": parts.seed}
+    if ev is None:
+        return {**settings, "withheld": WITHHELD, "intervals": None, "rater_means": None}
+    intervals = question_intervals([q.aggregate_a for q in ev.questions],
+                                   [q.aggregate_b for q in ev.questions],
+                                   n_resamples=parts.bootstrap, seed=parts.seed, confidence=CONFIDENCE)
+    names = {"mean_A": f"mean_{a}", "mean_B": f"mean_{b}", "improvement": "improvement"}
+    rnd = plan.round_(parts.round_id)
+    primary = plan.primary_pass
+    dims = [d.id for d in plan.dimensions if d.id in primary.dimensions]
+    means = rater_means(parts.passes[primary.id].scores, conditions=[a, b], dimensions=dims,
+                        questions=rnd.questions if rnd else ())
+    return {
+        **settings, "withheld": None,
+        "intervals": {names[k]: v.as_dict() for k, v in intervals.items()},
+        "rater_means": {r: {d: {c: full(m) for c, m in per_c.items()} for d, per_c in per_d.items()}
+                        for r, per_d in means.items()},
+        "rater_means_exact": {r: {d: {c: exact_str(m) for c, m in per_c.items()}
+                                  for d, per_c in per_d.items()} for r, per_d in means.items()},
     }
 
 

@@ -38,7 +38,7 @@ class Version:
     node: int
     parents: tuple[int, ...]
     email: str
-    statements: Mapping[tuple[str, str], tuple[str, object]]
+    statements: Mapping[tuple[str, str], tuple[str, object]]  # `Statement`s by (cell, rater)
     signed: bool | None = None
     signer: str = ""
 
@@ -53,17 +53,38 @@ def speaks_for(plan: Plan, rater_id: str, version: Version) -> bool:
     return version.signed is None or (version.signed and version.signer.lower() in emails)
 
 
+Statement = tuple[str, object]  # (justification, the value the rater accepts)
+
+
+def statements(rec: Reconciliation) -> dict[tuple[str, str], Statement]:
+    """A reconciliation file's statements by (cell, rater); the first row of a (cell, rater) wins
+    (the parser reports duplicates)."""
+    out: dict[tuple[str, str], Statement] = {}
+    for r in rec.rows:
+        out.setdefault((str(r.key), r.rater), (r.justification, r.consensus))
+    return out
+
+
+def written(version: Version, parents: Sequence[Version]) -> list[tuple[str, str]]:
+    """THE attribution rule for one commit: the (cell, rater) statements it writes are those that
+    differ from that statement in every parent version (no parent: in none). A merge writes nothing
+    it carries from a parent — as git merged it, or as whoever resolved a conflict by hand kept it,
+    byte for byte in statement — so such a row stays the statement of the rater who committed it on
+    their branch; a row re-typed with any other justification or value is written by the merge.
+    verify-seal applies it to every commit of the history, the hook to the staged commit over HEAD
+    (and MERGE_HEAD while a merge is concluded): they agree by construction."""
+    olds = [p.statements for p in parents] or [{}]
+    return sorted(key for key in set(version.statements).union(*olds)
+                  if all(o.get(key) != version.statements.get(key) for o in olds))
+
+
 def _changes(versions: Sequence[Version]) -> dict[tuple[str, str], list[Version]]:
-    """Per (cell, rater), the versions whose statement differs from the statement in every parent
-    version (a merge that only carries a branch's row changes nothing)."""
+    """Per (cell, rater), the versions that write that statement (`written`)."""
     by_node = {v.node: v for v in versions}
     out: dict[tuple[str, str], list[Version]] = {}
     for v in versions:
-        olds = [by_node[q].statements for q in v.parents if q in by_node] or [{}]
-        for key in set(v.statements).union(*olds):
-            new = v.statements.get(key)
-            if all(o.get(key) != new for o in olds):
-                out.setdefault(key, []).append(v)
+        for key in written(v, [by_node[q] for q in v.parents if q in by_node]):
+            out.setdefault(key, []).append(v)
     return out
 
 

@@ -17,12 +17,13 @@ from typing import Any
 import click
 
 from aoven_git import __version__
-from aoven_git.errors import AovenError, UsageError
+from aoven_git.errors import AovenError, UsageError, missing_dependency
 
 #: command name → (module under aoven_git.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("init", "Write aoven.yaml, the study dir, a study workflow and a pre-commit config."),
     "sheet": ("sheet", "Print a blank score file listing every cell of a pass."),
+    "score": ("score", "Serve a scoring page on 127.0.0.1 that writes one rater's sheet."),
     "validate": ("validate", "Check score and reconciliation files (layout, ids, scale, completeness)."),
     "check-plan": ("check_plan", "Audit transition coverage, probes and the plan's claims."),
     "strip-markers": ("strip_markers", "Write marker-stripped copies of treatment responses."),
@@ -112,16 +113,27 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except ModuleNotFoundError as exc:  # a dependency missing from this interpreter: say which
+        missing = missing_dependency(exc, sys.executable)
+        if missing is None:
+            return _internal_error(exc)
+        click.echo(f"aoven-git: error: {missing}", err=True)
+        return missing.exit_code
     except Exception as exc:  # a bug, not bad input: say so, keep the traceback opt-in
-        if os.environ.get("AOVEN_GIT_DEBUG"):
-            traceback.print_exc()
-        click.echo(
-            f"aoven-git: internal error: {exc.__class__.__name__}: {exc}\n"
-            "This is a bug in aoven-git; rerun with AOVEN_GIT_DEBUG=1 for the traceback and report it.",
-            err=True,
-        )
-        return 4
+        return _internal_error(exc)
     return int(result or 0)
+
+
+def _internal_error(exc: BaseException) -> int:
+    """A bug, not bad input: say so, keep the traceback opt-in (exit 4)."""
+    if os.environ.get("AOVEN_GIT_DEBUG"):
+        traceback.print_exc()
+    click.echo(
+        f"aoven-git: internal error: {exc.__class__.__name__}: {exc}\n"
+        "This is a bug in aoven-git; rerun with AOVEN_GIT_DEBUG=1 for the traceback and report it.",
+        err=True,
+    )
+    return 4
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -18,6 +18,10 @@ digest-mismatch          a blind key that is not the bytes its digest sealed (`b
 corrupt-seal             a malformed blind key digest (`blind_key`)
 blind-corpus-changed     a blind pass's corpus or key digest changed after its blinding commit
                          (`blind_corpus_changed`)
+attributes-changed-after-seal
+                         a `.gitattributes` line that decides how git stores a study file
+                         was added, changed or removed after the first seal
+                         (`attributes_changed_after_seal`)
 ======================== ==================================================================
 """
 
@@ -123,11 +127,62 @@ def plan_changed_after_seal(led: Ledger) -> Iterator[Found]:
     frozen = plan_view(led, first, keys)
     for i, changes in first_failures(led, led.after_first_seal,
                                      lambda i: _view_changes(frozen, plan_view(led, i, keys))):
+        name = led.first_seal_name(first)
         yield _v(led, i, "plan-changed-after-seal", None,
-                 f"the plan changed after scoring began (first seal {led.short(first)}): "
+                 f"the plan changed after scoring began (first seal {name}): "
                  f"{'; '.join(changes)}. Restore the plan of the first seal (`git show "
-                 f"{led.short(first)}:{led.plan_path}`); only comments, new amendments and keys "
+                 f"{name}:{led.plan_path}`); only comments, new amendments and keys "
                  "not listed in `locked` may change", led.plan_path)
+
+
+def storage_attributes(led: Ledger, node: int,
+                       memo: dict[tuple[str, str], list[str]]) -> tuple[tuple[str, str], ...]:
+    """The `.gitattributes` lines at `node` that decide how git stores a study file (`gitattributes`),
+    with the file each is in; `memo` keeps each file version's lines (read once per ledger)."""
+    from aoven_git import gitattributes, naming
+
+    out: list[tuple[str, str]] = []
+    for path, entry in sorted(led.nodes[node].state.items()):
+        role = led.roles.get(path)
+        if role is None or role.kind != "attributes":
+            continue
+        if (path, entry.blob) not in memo:
+            data = led.hist.blobs.get(entry.blob)
+            text = data.decode("utf-8", "replace") if data is not None else "(too large to read)"
+            memo[path, entry.blob] = gitattributes.storage_lines(
+                text, gitattributes.folder_of(path), naming.probe_paths(led.plan))
+        out += [(path, line) for line in memo[path, entry.blob]]
+    return tuple(out)
+
+
+def _attribute_changes(now: tuple[tuple[str, str], ...], was: tuple[tuple[str, str], ...]) -> list[str]:
+    added = [f"+ {p}: {line}" for p, line in now if (p, line) not in set(was)]
+    return added + [f"- {p}: {line}" for p, line in was if (p, line) not in set(now)] or ["their order"]
+
+
+def attributes_changed_after_seal(led: Ledger) -> Iterator[Found]:
+    """The first seal freezes how git stores the study's files: a digest is over the bytes git
+    stores, so a `text`, `eol` or `filter` line added later (`* text=auto`) would make an honest
+    reveal differ from its seal. Reported at the commit that changes those lines."""
+    if not led.first_seals or not any(r.kind == "attributes" for r in led.roles.values()):
+        return
+    memo: dict[tuple[str, str], list[str]] = {}
+    frozen = {f: storage_attributes(led, f, memo) for f in led.first_seals}
+
+    def changed(i: int) -> tuple[str, list[str]] | None:
+        now = storage_attributes(led, i, memo)
+        refs = [lines for f, lines in frozen.items() if led.at_or_before(f, i)]
+        if not refs or now in refs:
+            return None
+        path = next((p for p, line in {*now} ^ {*refs[0]}), ".gitattributes")
+        return path, _attribute_changes(now, refs[0])
+
+    for i, (path, diff) in first_failures(led, led.after_first_seal, changed):
+        yield _v(led, i, "attributes-changed-after-seal", None,
+                 f".gitattributes lines that decide how git stores the study's files changed after the "
+                 f"first seal ({led.short(led.first_seals[0])}): {'; '.join(diff)}. A digest seal covers "
+                 "the bytes git stores, so these lines are frozen at the first seal: restore them "
+                 "(docs/sealing.md, \"Line endings and .gitattributes\")", path)
 
 
 def _key_problems(led: Ledger, node: int, key: str, seal: str) -> Iterator[tuple[str, str]]:
@@ -222,7 +277,8 @@ def responses_changed_after_seal(led: Ledger) -> Iterator[Found]:
     for i, paths in first_failures(led, led.after_first_seal, changed):
         yield _v(led, i, "plan-changed-after-seal", None,
                  f"response(s) {', '.join(paths[:3])}{' and more' if len(paths) > 3 else ''} changed "
-                 f"after the first seal ({led.short(first)}): raters scored the texts committed with it; "
+                 f"after the first seal ({led.first_seal_name(first)}): raters scored the texts committed "
+                 "with it; "
                  "restore them", paths[0])
 
 
@@ -257,7 +313,7 @@ def _blinding_changes(led: Ledger, pass_id: str, blinding: int) -> Iterator[Foun
         now = _blinding_of(led, i, folder, seal, key)
         return sorted(x for x in fixed.keys() | now.keys() if now.get(x) != fixed.get(x))
 
-    at = led.short(blinding)
+    at = led.hist.first_added(blinding, [seal])  # the hook: the blinding commit, not HEAD
     for i, paths in first_failures(led, lambda i: led.before(blinding, i), changed):
         more = " and more" if len(paths) > 3 else ""
         yield _v(led, i, "blind-corpus-changed", None,

@@ -163,6 +163,18 @@ def config_set(root: str | Path, key: str, value: str) -> None:
         repo.close()
 
 
+def config_values(root: str | Path, key: str) -> list[str]:
+    """Every value of a multi-valued key, as the repository sees it (plain git: the hook reads
+    this, and must not import GitPython)."""
+    proc = run_git(["config", "--get-all", key], root, check=False)
+    return [v for v in _decode(proc.stdout).splitlines() if v] if proc.returncode == 0 else []
+
+
+def config_add(root: str | Path, key: str, value: str) -> None:
+    """Add one more value of `key` to the repository's own `.git/config`."""
+    run_git(["config", "--local", "--add", key, value], root)
+
+
 def user_email(root: str | Path) -> str | None:
     """The author e-mail the next commit will carry (environment first, then configuration),
     exactly as `git commit` resolves it."""
@@ -233,6 +245,20 @@ def log_raw(root: str | Path, commit: str, pathspecs: list[str]) -> bytes:
         "--format=format:%H %P%n%ae", commit, "--", *pathspecs,
     ]
     return run_git(args, root).stdout
+
+
+def first_adding_commit(root: str | Path, commit: str, paths: list[str]) -> str | None:
+    """The oldest commit in the history of `commit` that adds one of `paths` (parents before
+    children: `--topo-order --reverse`, never dates), or None: ONE `git log`. The hook names the
+    commit of the first seal with it when it refuses (its own history is HEAD's tree alone)."""
+    if not paths:
+        return None
+    args = ["log", "--format=%H", "--no-renames", "--diff-filter=A", "--full-history", "--topo-order",
+            "--reverse", "--no-show-signature", "--no-notes", commit, "--",
+            *[f":(literal){p}" for p in paths]]
+    found = run_git(args, root, check=False)
+    first = found.stdout.decode("ascii", "replace").split("\n", 1)[0].strip() if found.returncode == 0 else ""
+    return first or None
 
 
 def pickaxe_writes(root: str | Path, commit: str, needle: str) -> list[tuple[str, str, str]]:
@@ -492,3 +518,107 @@ def write_temp(data: bytes, prefix: str) -> Path:
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
     return Path(name)
+
+
+# --------------------------------------------------------------------------- sharing (--push)
+#
+# `seal`, `reveal`, `unblind` and `disagreements --write` take `--push`
+# (docs/workflow.md, "A team without GitHub"): fetch and rebase onto the upstream before
+# committing, push after. Each helper
+# returns git's own message on failure instead of raising, so the caller can say what happened,
+# what was (not) committed and what to run.
+
+
+def _last_line(proc: subprocess.CompletedProcess[bytes]) -> str:
+    lines = [x for x in (proc.stderr or proc.stdout).decode("utf-8", "replace").splitlines() if x.strip()]
+    return lines[-1].strip() if lines else f"exit {proc.returncode}"
+
+
+def upstream(root: str | Path) -> tuple[str, str, str] | None:
+    """(remote, branch on the remote, local tracking ref) of the current branch, or None on a
+    detached HEAD or a branch without an upstream (`git push -u` sets one)."""
+    branch = run_git(["symbolic-ref", "-q", "HEAD"], root, check=False)
+    if branch.returncode != 0:
+        return None
+    fmt = "--format=%(upstream:remotename)%00%(upstream:remoteref)%00%(upstream)"
+    proc = run_git(["for-each-ref", fmt, _decode(branch.stdout).strip()], root, check=False)
+    fields = _decode(proc.stdout).strip().split("\0")
+    if proc.returncode != 0 or len(fields) != 3 or not all(fields):
+        return None
+    return fields[0], fields[1], fields[2]
+
+
+def fetch(root: str | Path, remote: str) -> str | None:
+    """`git fetch REMOTE` (only remote-tracking refs change); git's message when it fails."""
+    proc = run_git(["fetch", "-q", "--", remote], root, check=False)
+    return None if proc.returncode == 0 else _last_line(proc)
+
+
+def rebase_onto(root: str | Path, ref: str) -> str | None:
+    """Replay the branch's own commits onto `ref` (a fast-forward when there are none). On failure
+    the rebase is aborted, so the branch and work tree are as before, and git's message returned."""
+    proc = run_git(["rebase", "-q", "--no-autostash", ref], root, check=False)
+    if proc.returncode == 0:
+        return None
+    run_git(["rebase", "--abort"], root, check=False)
+    return _last_line(proc)
+
+
+def push(root: str | Path, remote: str, branch: str) -> tuple[bool, str | None]:
+    """Push HEAD to `branch` of `remote`: (rejected because the remote moved on, git's message or
+    None when pushed)."""
+    proc = run_git(["push", "-q", "--porcelain", "--", remote, f"HEAD:{branch}"], root, check=False)
+    if proc.returncode == 0:
+        return False, None
+    text = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+    rejected = "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text
+    return rejected, _last_line(proc)
+
+
+def tracked_changes(root: str | Path) -> list[str]:
+    """Paths of tracked files with staged or unstaged changes against HEAD (untracked and ignored
+    files left out): what a rebase would refuse to run over."""
+    proc = run_git(["status", "--porcelain=v1", "-z", "--untracked-files=no", "--no-renames"], root)
+    return [_decode(r[3:]) for r in proc.stdout.split(b"\0") if len(r) > 3]
+
+
+def changed_against_head(root: str | Path, path: str, *, untracked: bool = False) -> bool:
+    """Whether the tracked file `path` differs from HEAD in the index or the work tree (one
+    `git status`); an untracked file counts only with `untracked`."""
+    which = "all" if untracked else "no"
+    args = ["status", "--porcelain=v1", "-z", f"--untracked-files={which}", "--", f":(literal){path}"]
+    proc = run_git(args, root)
+    return bool(proc.stdout.strip(b"\0"))
+
+
+def merge_three(ours: bytes, base: bytes, theirs: bytes, *, union: bool = False) -> tuple[bytes, bool]:
+    """A three-way merge of one file's contents (`git merge-file -p`): (merged bytes, clean).
+    With `union`, conflicting hunks keep both sides' lines (ours first) instead of markers."""
+    paths = [write_temp(data, "aoven-merge-") for data in (ours, base, theirs)]
+    try:
+        args = ["merge-file", "-p", "-q", *(["--union"] if union else []), *map(str, paths)]
+        proc = run_git(args, paths[0].parent, check=False)
+    finally:
+        for p in paths:
+            p.unlink(missing_ok=True)
+    if proc.returncode < 0 or proc.returncode > 127:
+        raise CannotVerify(f"git merge-file failed: {_last_line(proc)}")
+    return proc.stdout, proc.returncode == 0
+
+
+def checkout_head(root: str | Path, path: str) -> None:
+    """Put `path` back as HEAD has it, in the index and the work tree."""
+    run_git(["checkout", "-q", "HEAD", "--", f":(literal){path}"], root)
+
+
+def unstage_new(root: str | Path, path: str) -> None:
+    """Take a file HEAD does not have out of the index (the work-tree file is left alone)."""
+    run_git(["rm", "-q", "--cached", "--ignore-unmatch", "--", f":(literal){path}"], root)
+
+
+def first_root_commit(root: str | Path) -> str | None:
+    """The root commit reached from HEAD along first parents: the same in every clone of a
+    repository, whatever folder it sits in (the identity sealed-sheet copies are kept under)."""
+    proc = run_git(["rev-list", "--max-parents=0", "--first-parent", "HEAD"], root, check=False)
+    roots = _decode(proc.stdout).split()
+    return roots[-1] if proc.returncode == 0 and roots else None

@@ -59,10 +59,24 @@ class History:
     anc: list[int]  # anc[i]: bitmask of the nodes that are ancestors of node i, itself included
     blobs: dict[str, bytes]
     git_calls: int = 0
+    #: in a staged history, HEAD's (and MERGE_HEAD's) tree stands for all of its history: given a
+    #: node's commit and paths, the oldest commit there that added one of them (a git call, made only
+    #: when a refusal names such a commit); None for a history read commit by commit
+    origin: Callable[[str, list[str]], str | None] | None = None
 
     def is_ancestor(self, a: int, b: int) -> bool:
         """True when node a is node b or one of its ancestors."""
         return bool(self.anc[b] >> a & 1)
+
+    def first_added(self, index: int, paths: list[str]) -> str:
+        """The short id of the commit that first added one of `paths` at or before node `index`:
+        the node itself when history was read commit by commit, or the commit found in the history
+        a staged history's base node stands for (the node's own id when none is found)."""
+        node = self.nodes[index]
+        if self.origin is None or node.sha == STAGED or not paths:
+            return node.short
+        found = self.origin(node.sha, paths)
+        return found[:10] if found else node.short
 
     def trailers(self, index: int, key: str) -> list[str]:
         """Values of `key:` lines in a commit message (informative only, never trusted)."""
@@ -220,7 +234,8 @@ def staged_history(root: str, *, track: Callable[[str], bool], want_blob: BlobWa
     nodes = [Node(i, sha, (), "", state) for i, (sha, state) in
              enumerate(zip([c for c in (head, merging) if c is not None], states, strict=False))]
     nodes.append(Node(len(nodes), STAGED, tuple(range(len(nodes))), email, states[-1]))
-    return History(STAGED, nodes, _ancestry(n.parents for n in nodes), blobs, 5 + calls)
+    return History(STAGED, nodes, _ancestry(n.parents for n in nodes), blobs, 5 + calls,
+                   origin=lambda sha, paths: gitio.first_adding_commit(root, sha, paths))
 
 
 def distinct(items: Iterable[str]) -> list[str]:

@@ -22,16 +22,17 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
 
-from aoven_git import naming
+from aoven_git import gitattributes, naming
 from aoven_git.history import History, Node
 from aoven_git.model import Plan, SheetId, Violation
+from aoven_git.score_copies import Original, copied
 from aoven_git.seals import SealFile, parse_seal, sha256
 
 if TYPE_CHECKING:
     from aoven_git.key_copies import Secret
 
-RoleKind = Literal["score", "seal", "reconciliation", "stray", "candidate", "unknown", "plan", "signers",
-                   "blind-item", "blind-key", "blind-key-seal"]
+RoleKind = Literal["score", "seal", "reconciliation", "stray", "candidate", "outside", "unknown", "plan",
+                   "signers", "attributes", "blind-item", "blind-key", "blind-key-seal"]
 Event = Literal["add", "modify", "delete"]
 
 #: study files the rules read are read up to this size (a score or seal file is at most 1 MiB)
@@ -137,6 +138,14 @@ class Ledger:
     def short(self, node: int) -> str:
         return self.hist.nodes[node].short
 
+    def first_seal_name(self, node: int) -> str:
+        """The short id of the first seal at `node`, for a message: the node's commit, or — in the
+        hook's staged history, where HEAD's tree stands for all of HEAD's history — the oldest
+        commit there that added a score or seal file of a sheet sealed at `node`."""
+        paths = sorted({p for rec in self.sheets.values() if node in rec.points
+                        for p in (*rec.seal_paths, *rec.score_paths)})
+        return self.hist.first_added(node, paths)
+
     def origins(self, path: str, *kinds: Event) -> Iterator[int]:
         """Nodes with an origin event of one of `kinds` on `path`, parents first."""
         for i, ev in enumerate(self.events):
@@ -167,11 +176,15 @@ def role_of(plan: Plan, plan_path: str, signers: str | None, responses: object, 
         return Role("plan")
     if signers and path == signers:
         return Role("signers")
+    if gitattributes.applies_to(path, plan.study_dir):
+        return Role("attributes")
     c = naming.classify(plan, path)
     if c.kind in ("blind-item", "blind-key", "blind-key-seal"):
         return Role("unknown", None, c.problem) if c.problem else Role(c.kind, c.sheet)
     if c.kind == "score" and c.sheet is None:
         return Role("stray", naming.stray_owner(plan, PurePosixPath(path).name), c.problem)
+    if c.kind == "stray" and not naming.folded_inside(plan, path):
+        return Role("outside")  # outside the study folder a name proves nothing: the content decides
     if c.kind in ("score", "seal", "reconciliation", "stray"):
         if c.kind in ("seal", "reconciliation") and c.sheet is None:
             return Role("unknown", None, c.problem)
@@ -180,24 +193,26 @@ def role_of(plan: Plan, plan_path: str, signers: str | None, responses: object, 
         return Role("unknown", None, f"{path}: a study file name in the wrong letter case; names are "
                                      "case-sensitive (reconciliation….md, seals/scores_<rater>….sha256, "
                                      "blind/<pass>/…)")
-    inside = path.startswith(plan.study_dir.rstrip("/") + "/")
-    if inside and not responses.match(path):  # type: ignore[attr-defined]
+    if naming.folded_inside(plan, path) and not responses.match(path):  # type: ignore[attr-defined]
         return Role("candidate")
     return None
 
 
 def tracked(plan: Plan, plan_path: str, path: str) -> bool:
-    """Whether the history model keeps a path: the study dir, the plan, the allowed-signers file,
-    and every `scores_*` name anywhere (copies)."""
+    """Whether the history model keeps a path: the study dir (and its spellings in another letter
+    case or Unicode normalisation), the plan, the allowed-signers file, and every `scores_*` name
+    anywhere (possible copies, read for their content)."""
     signers = plan.security.allowed_signers
-    return (path in (plan_path, signers) or path.startswith(plan.study_dir.rstrip("/") + "/")
-            or PurePosixPath(path).name.lower().startswith(naming.SCORE_PREFIX))
+    return (path in (plan_path, signers) or naming.folded_inside(plan, path)
+            or PurePosixPath(path).name.lower().startswith(naming.SCORE_PREFIX)
+            or gitattributes.applies_to(path, plan.study_dir))
 
 
 def pathspecs(plan: Plan, plan_path: str) -> list[str]:
     """What verify-seal's one `git log` asks for (see `tracked`)."""
-    specs = [f":(literal){plan.study_dir}", f":(literal){plan_path}",
-             f":(glob,icase)**/{naming.SCORE_PREFIX}*"]
+    specs = [f":(literal){plan.study_dir}", naming.twin_glob(plan.study_dir), f":(literal){plan_path}",
+             f":(glob,icase)**/{naming.SCORE_PREFIX}*",
+             *(f":(literal){p}" for p in gitattributes.candidates(plan.study_dir))]
     if plan.security.allowed_signers:
         specs.append(f":(literal){plan.security.allowed_signers}")
     return specs
@@ -301,7 +316,8 @@ def content_sheets(plan: Plan, data: bytes | None) -> list[SheetId] | None:
     if data is None:
         return []
     low = data.lower()
-    if b"|" not in low or not any(d.id.lower().encode() in low for d in plan.dimensions):
+    if not any(sep in low for sep in (b"|", b",", b"\t")) or \
+            not any(d.id.lower().encode() in low for d in plan.dimensions):
         return None
     from aoven_git.scorefile import front_matter, scored_conditions
 
@@ -329,32 +345,77 @@ def key_secrets(plan: Plan, roles: dict[str, Role], hist: History) -> list[Secre
     return [x for x in found if x is not None]
 
 
+def originals(plan: Plan, sheets: dict[SheetId, SheetRecord], hist: History) -> list[Original]:
+    """What each sealed sheet's copies are recognised by (`score_copies`): the blobs of its
+    committed plaintext, the digests its seal points fixed, the cells of its first revealed file."""
+    from aoven_git.scorefile import table_scores
+
+    out = []
+    for sid, rec in sorted(sheets.items(), key=lambda kv: str(kv[0])):
+        blobs = list(dict.fromkeys(n.state[p].blob for n in hist.nodes for p in rec.score_paths
+                                   if p in n.state))
+        first = next((d for b in blobs if (d := hist.blobs.get(b)) is not None), None)
+        cells = table_scores(plan, first) if first is not None else {}
+        out.append(Original(sid, frozenset(blobs), frozenset(rec.fingerprints.values()), cells))
+    return out
+
+
+class _Copies:
+    """Which sheets a file copies by content, with the originals computed once, when first needed
+    (most histories have no file to compare)."""
+
+    def __init__(self, plan: Plan, sheets: dict[SheetId, SheetRecord], hist: History) -> None:
+        self.plan, self.sheets, self.hist = plan, sheets, hist
+        self.known: list[Original] | None = None
+
+    def __call__(self, node: int, path: str) -> list[SheetId]:
+        if self.known is None:
+            self.known = originals(self.plan, self.sheets, self.hist)
+        entry = self.hist.nodes[node].state[path]
+        return copied(self.plan, self.known, entry.blob, self.hist.blobs.get(entry.blob))
+
+
 def find_plaintext(plan: Plan, roles: dict[str, Role], hist: History, events: list[dict[str, Event]],
-                   secrets: list[Secret]) -> tuple[list[Plaintext], list[Stray]]:
+                   secrets: list[Secret],
+                   sheets: dict[SheetId, SheetRecord]) -> tuple[list[Plaintext], list[Stray]]:
     plaintext: list[Plaintext] = []
     strays: list[Stray] = []
+    copies = _Copies(plan, sheets, hist)
     for i, ev in enumerate(events):
         for path, what in sorted(ev.items()):
             role = roles.get(path)
             if what == "delete":
                 continue
             if role is None or role.kind in ("candidate", "blind-item", "stray", "unknown"):
-                copied = _key_copy(plan, hist, i, path, secrets)
+                copied_keys = _key_copy(plan, hist, i, path, secrets)
                 plaintext += [Plaintext(i, path, None, p, r.id, kind="key")
-                              for p in copied for r in plan.rounds]
-                if copied or role is None:
+                              for p in copied_keys for r in plan.rounds]
+                if copied_keys or role is None:
                     continue
-            # a stray whose name says no sheet (`scores_cto_draft.md`) is read like any candidate
-            if role.kind in ("candidate", "blind-item") or (role.kind == "stray" and role.sheet is None):
-                found = _copied_sheets(plan, hist, i, path, role)
-                if found is not None:
-                    strays.append(Stray(i, path, found[0] if found else None))
-                    plaintext += [p for s in found for p in _plaintext_of(plan, i, path, Role("stray", s), s)]
+            found = _copy_of(plan, hist, i, path, role, copies)
+            if found is not None:
+                strays.append(Stray(i, path, found[0] if found else None))
+                plaintext += [p for s in found for p in _plaintext_of(plan, i, path, Role("stray", s), s)]
                 continue
             if role.kind == "stray":
                 strays.append(Stray(i, path, role.sheet))
             plaintext += _plaintext_of(plan, i, path, role, role.sheet)
     return plaintext, strays
+
+
+def _copy_of(plan: Plan, hist: History, node: int, path: str, role: Role,
+             copies: _Copies) -> list[SheetId] | None:
+    """For a file read by content: the sheets it copies ([]: scores of nobody known), or None
+    when it is no copy. Outside the study folder only content matching a sheet makes a copy;
+    inside, any score table does (whose: its front matter, else the sheet it matches). A stray
+    whose name says no sheet (`scores_cto_draft.md`) is read like any candidate. Study files and
+    named strays are not read here (None)."""
+    if role.kind == "outside":
+        return copies(node, path) or None
+    if role.kind in ("candidate", "blind-item") or (role.kind == "stray" and role.sheet is None):
+        found = _copied_sheets(plan, hist, node, path, role)
+        return copies(node, path) if found == [] else found
+    return None
 
 
 def _key_copy(plan: Plan, hist: History, node: int, path: str, secrets: list[Secret]) -> list[str]:
@@ -405,7 +466,7 @@ def build(plan: Plan, plan_path: str, hist: History) -> Ledger:
     events = origin_events(hist.nodes)
     sheets = build_sheets(roles, hist, events)
     secrets = key_secrets(plan, roles, hist)
-    plaintext, strays = find_plaintext(plan, roles, hist, events, secrets)
+    plaintext, strays = find_plaintext(plan, roles, hist, events, secrets, sheets)
     first = minimal((p for rec in sheets.values() for p in rec.points), hist)
     return Ledger(plan, plan_path, hist, roles, events, sheets, plaintext, strays, first, secrets=secrets)
 

@@ -16,12 +16,13 @@ holds a character some inline rule reacts to.
 
 from __future__ import annotations
 
+import csv
 import functools
 import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Block", "Heading", "Table", "blocks", "inline_text", "markdown", "tables"]
+__all__ = ["Block", "Heading", "Table", "blocks", "delimited", "inline_text", "markdown", "tables"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,3 +160,26 @@ def blocks(text: str) -> list[Block]:
 def tables(text: str) -> list[Table]:
     """The tables of `text`, in document order."""
     return [b for b in blocks(text) if isinstance(b, Table)]
+
+
+def delimited(text: str) -> list[Block]:
+    """CSV or TSV rows as tables (tab-separated when any line holds a tab, else comma-separated):
+    each run of consecutive lines with the same number (two or more) of fields is one table, its
+    first line the header. A score table exported from a spreadsheet is then read by the very
+    parser of Markdown tables (docs/sealing.md, "Violations": `stray-scores`). Never raises."""
+    lines = text.splitlines()
+    delimiter = "\t" if any("\t" in line for line in lines) else ","
+    try:
+        rows = list(csv.reader(lines, delimiter=delimiter))
+    except csv.Error:  # a NUL byte, a field beyond csv's size limit: not a table we can read
+        return []
+    out: list[Block] = []
+    start = 0
+    for i in range(1, len(rows) + 1):
+        if i < len(rows) and len(rows[i]) == len(rows[start]):
+            continue
+        if len(rows[start]) >= 2 and i - start >= 2:
+            body = [(n + 1, [c.strip() for c in rows[n]]) for n in range(start + 1, i)]
+            out.append(Table(start + 1, i, [c.strip() for c in rows[start]], body))
+        start = i
+    return out

@@ -95,6 +95,8 @@ class KappaRules:
     threshold: Fraction = Fraction(3, 5)
     aggregate: Literal["min", "mean"] = "min"
     undefined: Literal["exclude", "include"] = "exclude"
+    #: which coefficient gates a dimension (docs/statistics.md, "When κ misleads")
+    coefficient: Literal["cohen", "gwet", "brennan-prediger", "krippendorff"] = "cohen"
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,18 @@ class Amendment:
 
 
 @dataclass(frozen=True)
+class Withdrawal:
+    """A required rater who dropped out after scoring began (docs/plan.md, "Withdrawals"):
+    their sheets of every pass and round not complete at the withdrawal commit leave the study.
+    `category` is the deviation's kind (Lakens 2024): unforeseen, error, missing-information,
+    violated-assumption or falsified-auxiliary."""
+
+    rater: str
+    reason: str
+    category: str
+
+
+@dataclass(frozen=True)
 class Plan:
     """The parsed, semantically checked study plan.
 
@@ -199,6 +213,7 @@ class Plan:
     locked: tuple[str, ...]
     amendments: tuple[Amendment, ...] = ()
     leak_patterns: tuple[str, ...] = ()  # regexes a blinded text must not match (docs/plan.md)
+    withdrawals: tuple[Withdrawal, ...] = ()
     path: str = "aoven.yaml"
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     lines: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
@@ -242,6 +257,15 @@ class Plan:
     @property
     def required_raters(self) -> tuple[Rater, ...]:
         return tuple(r for r in self.raters if r.required)
+
+    def withdrawal(self, rater_id: str) -> Withdrawal | None:
+        return next((w for w in self.withdrawals if w.rater == rater_id), None)
+
+    @property
+    def waited_for(self) -> tuple[Rater, ...]:
+        """The required raters still in the study: nobody waits for a withdrawn one to seal."""
+        gone = {w.rater for w in self.withdrawals}
+        return tuple(r for r in self.required_raters if r.id not in gone)
 
     def expected_cells(
         self, pass_id: str, round_id: str, *, amendment: str | None = None

@@ -6,12 +6,17 @@ name is never split on `_`: it is matched against every combination of ids the p
 an exact match counts. Every accepted spelling of a sheet (`scores_cto.md`, `scores_cto_main.md`,
 `scores_cto_unblinded.md`, …) is an *accepted* name; a sheet may use one of them, never two.
 
-Anything else named `scores_*` (any folder, any extension, any letter case) is a *stray* copy: the
-sealing rules count it as plaintext of the rater it names and report it.
+Anything else named `scores_*` (any folder, any extension, any letter case) is a *stray* name. Under
+the study folder it is a stray copy whatever it holds; elsewhere a name alone proves nothing (a
+second study, a vendored copy of this tool, `analysis/scores_plot.py`): the sealing rules read its
+content (`ledger`). The study folder is compared after Unicode NFC normalisation and case folding
+(`folded_inside`): `Study/`, or an NFD spelling of `études/`, is the very folder on macOS and Windows.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Literal
@@ -119,6 +124,33 @@ def _study_relative(plan: Plan, path: str) -> tuple[str, ...] | None:
         return None
 
 
+def fold(path: str) -> str:
+    """A path as a case-insensitive, normalisation-insensitive file system sees it: NFC, then case
+    folding (NFC again, for folding can denormalise)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
+
+
+def inside(plan: Plan, path: str) -> bool:
+    """`path` is under the study folder, byte for byte (where canonical files live)."""
+    return path.startswith(plan.study_dir.rstrip("/") + "/")
+
+
+def folded_inside(plan: Plan, path: str) -> bool:
+    """`path` is under the study folder or under a spelling of it that differs only in letter case
+    or Unicode normalisation (`Study/`, NFD `études/`, e + U+0301): the same folder on macOS and Windows,
+    so whatever holds scores there is a stray copy, never a canonical file."""
+    return inside(plan, path) or fold(path).startswith(fold(plan.study_dir.rstrip("/")) + "/")
+
+
+def twin_glob(study_dir: str) -> str:
+    """A case-insensitive git glob that finds every spelling of the study folder `folded_inside`
+    accepts: each non-ASCII character becomes `*` (an NFD spelling is longer than the NFC one).
+    It may find more (`xtudes/`); `folded_inside` decides."""
+    segments = ["".join(ch if ch.isascii() and ch not in "*?[]\\" else "*" for ch in seg)
+                for seg in study_dir.rstrip("/").split("/")]
+    return ":(glob,icase)" + "/".join(re.sub(r"\*+", "*", s) for s in segments) + "/**"
+
+
 def _amendment_of(plan: Plan, parts: tuple[str, ...]) -> tuple[str | None, tuple[str, ...], str | None]:
     """(amendment id, the parts inside its folder, problem) for `amendments/<id>/…` paths."""
     if len(parts) < 3 or parts[0] != AMENDMENTS_DIR:
@@ -159,8 +191,34 @@ def classify(plan: Plan, path: str) -> StudyPath:
         if found is not None:
             return found
     if name.lower().startswith(SCORE_PREFIX):
-        return StudyPath(path, "stray", stray_owner(plan, name))
+        canonical = case_variant(plan, path)
+        problem = None if canonical is None else (
+            f"{name} differs from the sheet's file name {PurePosixPath(canonical).name} only in letter case")
+        return StudyPath(path, "stray", stray_owner(plan, name), problem)
     return StudyPath(path, "other")
+
+
+def case_variant(plan: Plan, path: str) -> str | None:
+    """The accepted score-file path that `path` spells in other letter case (`Scores_Alice.md` for
+    `scores_alice.md`), or None. File names are case-sensitive, so such a file is no sheet (and a
+    stray to the sealing rules), while on a case-insensitive disk (macOS, Windows) it is the very
+    file others would read: validation names the one letter-case fix instead of ignoring it."""
+    parts = _study_relative(plan, path)
+    if parts is None:
+        return None
+    amendment, inner, problem = _amendment_of(plan, parts)
+    name = parts[-1]
+    if problem or len(inner) != 1 or (name.startswith(SCORE_PREFIX) and name.endswith(".md")):
+        return None
+    low = name.lower()
+    if not (low.startswith(SCORE_PREFIX) and low.endswith(".md")):
+        return None
+    for rater in plan.raters:
+        for suffix in _suffixes(plan):
+            accepted = f"{SCORE_PREFIX}{rater.id}{suffix}.md"
+            if accepted.lower() == low:
+                return f"{sheet_dir(plan, amendment)}/{accepted}"
+    return None
 
 
 def _sheet_file(plan: Plan, path: str, name: str, parts: tuple[str, ...], amendment: str | None,
@@ -256,3 +314,14 @@ def blind_key_path(plan: Plan, pass_id: str) -> str:
 
 def blind_key_seal_path(plan: Plan, pass_id: str) -> str:
     return f"{plan.study_dir}/{SEALS_DIR}/{BLIND_KEY_SEAL_PREFIX}{pass_id}{SEAL_SUFFIX}"
+
+
+def probe_paths(plan: Plan) -> tuple[str, ...]:
+    """Every canonical score, seal and reconciliation path of the plan (study and amendments):
+    what a `.gitattributes` line must match to decide how git stores a study file."""
+    sheets = [SheetId(r.id, p.id, rnd.id) for r in plan.raters for p in plan.passes for rnd in plan.rounds]
+    sheets += [SheetId(r.id, p, rnd.id, a.id) for a in plan.amendments for r in plan.raters
+               for p in a.passes for rnd in plan.rounds]
+    out = [f(plan, s) for s in sheets for f in (score_path, seal_path)]
+    out += [reconciliation_path(plan, s.pass_id, s.round_id, s.amendment) for s in sheets]
+    return tuple(dict.fromkeys(out))

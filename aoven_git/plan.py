@@ -44,6 +44,7 @@ from aoven_git.model import (
     TimestampAuthority,
     Timestamps,
     Transition,
+    Withdrawal,
 )
 from aoven_git.yamlio import YamlError, load_yaml
 
@@ -64,7 +65,11 @@ ID_LISTS = (
     "raters", "passes", "amendments",
 )
 #: Keys that change after the first seal by design, so `locked` may not name them.
-UNLOCKABLE = {"amendments": "the list grows after the first seal (append an entry, never edit one)"}
+UNLOCKABLE = {"amendments": "the list grows after the first seal (append an entry, never edit one)",
+              "withdrawals": "the list grows after the first seal (a rater who drops out; docs/plan.md)"}
+#: The categories of a deviation from the protocol (Lakens 2024), for withdrawals and the report.
+DEVIATION_CATEGORIES = ("unforeseen", "error", "missing-information", "violated-assumption",
+                        "falsified-auxiliary")
 
 
 class PlanProblems(PlanError):
@@ -261,6 +266,7 @@ REFERENCES = (
     Reference("amendments[].conditions[]", "conditions", "amendment {owner}: unknown condition {value!r}"),
     Reference("amendments[].passes[]", "passes", "amendment {owner}: unknown pass {value!r}"),
     Reference("locked[]", "plan keys", "locked: unknown plan key {value!r}"),
+    Reference("withdrawals[].rater", "raters", "withdrawals: unknown rater {value!r}"),
 )
 
 
@@ -275,6 +281,7 @@ _TARGETS: dict[str, Callable[[dict[str, Any]], set[Any]]] = {
     "refinements": lambda doc: set(_ids(doc, "refinements")),
     "conditions": lambda doc: set(_ids(doc, "conditions")),
     "passes": lambda doc: set(_ids(doc, "passes")),
+    "raters": lambda doc: set(_ids(doc, "raters")),
     "plan keys": lambda doc: set(schemas.schema("plan")["properties"]),
 }
 
@@ -475,6 +482,18 @@ def _check_locked(doc: dict[str, Any], out: _Problems) -> None:
             out.at(["locked", i], f"locked: {key} may not be locked: {UNLOCKABLE[key]}")
 
 
+def _check_withdrawals(doc: dict[str, Any], out: _Problems) -> None:
+    """A rater withdraws once: a second entry would leave two reasons and two withdrawal commits
+    for one dropout (docs/plan.md, "Withdrawals")."""
+    seen: dict[str, int] = {}
+    for i, w in enumerate(doc.get("withdrawals") or []):
+        rater = w.get("rater")
+        if rater in seen:
+            out.at(["withdrawals", i, "rater"],
+                   f"withdrawals: rater {rater!r} is withdrawn twice (also item {seen[rater] + 1})")
+        seen.setdefault(rater, i)
+
+
 def _check_leak_patterns(doc: dict[str, Any], out: _Problems) -> None:
     """Each pattern must compile, and must not match an empty line: it would flag every text."""
     for i, pattern in enumerate((doc.get("blind") or {}).get("leak_patterns") or []):
@@ -504,6 +523,7 @@ CHECKS: tuple[Callable[[dict[str, Any], _Problems], None], ...] = (
     _check_security,
     _check_locked,
     _check_leak_patterns,
+    _check_withdrawals,
 )
 
 
@@ -519,7 +539,8 @@ def _rules(doc: dict[str, Any], out: _Problems) -> Rules:
     try:
         rules = Rules(
             kappa=KappaRules(
-                kappa["weights"], to_fraction(kappa["threshold"]), kappa["aggregate"], kappa["undefined"]
+                kappa["weights"], to_fraction(kappa["threshold"]), kappa["aggregate"], kappa["undefined"],
+                kappa["coefficient"],
             ),
             flag_spread=r["flag_spread"],
             unflagged=r["unflagged"],
@@ -628,6 +649,8 @@ def _build(
         locked=tuple(doc.get("locked", [])),
         amendments=tuple(_amendment(a, doc) for a in doc.get("amendments") or []),
         leak_patterns=tuple((doc.get("blind") or {}).get("leak_patterns") or []),
+        withdrawals=tuple(Withdrawal(w["rater"], w["reason"], w["category"])
+                          for w in doc.get("withdrawals") or []),
         path=display,
         raw=raw,
         lines=lines,

@@ -29,6 +29,9 @@ from aoven_git.plan import DEFAULT_PLAN_TEMPLATE, fraction_text, line_of, parse_
 MAX_TEXT = 80
 _MISSING: Any = object()
 _PLAIN = re.compile(r"^[^\s,:\[\]{}#&*!|>'\"%@`][^,:\[\]{}#]*(?<!\s)$")
+#: Key paths of descriptive text: names, titles, question wording, the study's name. Editing them
+#: changes no rule, no score and no cell, so the report lists them apart and briefly.
+_DESCRIPTIVE = re.compile(r"(^study$|\.(name|text|title|domain|rationale|reason)$)")
 _RESERVED = re.compile(r"^(true|false|null|~|yes|no|on|off|[-+]?[0-9][0-9_.eE+-]*)$", re.IGNORECASE)
 
 
@@ -47,6 +50,10 @@ class PlanDifference:
         tail = f" ({self.detail})" if self.detail else ""
         return f"{self.path}: {_shown(self.old)} → {_shown(self.new)}{tail}"
 
+    @property
+    def descriptive(self) -> bool:
+        return descriptive(self.path)
+
 
 @dataclass(frozen=True)
 class Deviation:
@@ -64,7 +71,13 @@ class Deviation:
 
     def as_dict(self) -> dict[str, Any]:
         return {"path": self.path, "default": self.default, "value": self.value, "line": self.line,
-                "detail": self.detail}
+                "detail": self.detail, "descriptive": descriptive(self.path)}
+
+
+def descriptive(path: str) -> bool:
+    """Whether a key path holds descriptive text (a name, a title, a question's wording) rather
+    than the protocol: such edits are listed apart, briefly (docs/report.md, "Deviations")."""
+    return bool(_DESCRIPTIVE.search(path))
 
 
 def _shown(text: str | None) -> str:
@@ -211,7 +224,8 @@ def _rules_view(plan: Plan) -> dict[str, Any]:
     r = plan.rules
     return {
         "kappa": {"weights": r.kappa.weights, "threshold": r.kappa.threshold,
-                  "aggregate": r.kappa.aggregate, "undefined": r.kappa.undefined},
+                  "aggregate": r.kappa.aggregate, "undefined": r.kappa.undefined,
+                  "coefficient": r.kappa.coefficient},
         "flag_spread": r.flag_spread,
         "unflagged": r.unflagged,
         "blinding_divergence": r.blinding_divergence,

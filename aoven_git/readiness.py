@@ -132,9 +132,31 @@ def _seals(
     doc["excluded_raters"] = [{"rater": r, "codes": c} for r, c in excluded.items()]
     doc["timeline"] = [dict(e) for e in seals.get("timeline", []) or [] if isinstance(e, Mapping)]
     doc["seals"] = [dict(s) for s in seals.get("seals", []) or [] if isinstance(s, Mapping)]
+    withdrawn = [dict(w) for w in seals.get("withdrawals", []) or [] if isinstance(w, Mapping)]
+    if withdrawn:  # only when there are: an honest study's report keeps its exact shape
+        doc["withdrawals"] = withdrawn
     if "timestamps" in seals:  # time anchors, when the plan pins authorities
         doc["timestamps"] = [dict(a) for a in seals.get("timestamps") or [] if isinstance(a, Mapping)]
     return doc, blockers, by_amendment
+
+
+Scope = tuple[str, str, str | None]  # (pass, round, amendment)
+
+
+def withdrawn_kept(seals: Mapping[str, Any] | None) -> dict[str, set[Scope]]:
+    """Withdrawn raters verify-seal reports, each with the passes complete at the withdrawal
+    commit: only their sheets there still count (docs/plan.md, "Withdrawals")."""
+    out: dict[str, set[Scope]] = {}
+    for w in (seals or {}).get("withdrawals", []) or []:
+        if isinstance(w, Mapping) and isinstance(w.get("rater"), str):
+            out[w["rater"]] = {(str(k.get("pass")), str(k.get("round")), k.get("amendment"))
+                               for k in w.get("kept") or [] if isinstance(k, Mapping)}
+    return out
+
+
+def withdrawn_from(withdrawn: Mapping[str, set[Scope]], rater: str, scope: Scope) -> bool:
+    """Whether `rater`'s sheet of `scope` left the study with their withdrawal."""
+    return rater in withdrawn and scope not in withdrawn[rater]
 
 
 def excluded_raters(seals: Mapping[str, Any] | None) -> dict[str, list[str]]:

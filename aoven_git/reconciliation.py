@@ -302,24 +302,30 @@ def parse_reconciliation(
                                 amendment=ident.sheet.amendment, table_line=table_line)
 
 
-def rows_not_by(plan: Plan, path: str, new: bytes, old: bytes | None, email: str) -> list[Finding]:
-    """`unattributed-row` warnings for the rows a change (`old` → `new`) writes for a rater other
-    than the one `email` belongs to: they will not count (docs/sealing.md, "Attributed
-    consensus"). Reordered rows are not written anew."""
-    from aoven_git.attribution import Version, speaks_for
+def rows_not_by(plan: Plan, path: str, new: bytes, parents: Sequence[bytes | None],
+                email: str) -> list[Finding]:
+    """`unattributed-row` warnings for the rows a commit by `email` writes for another rater: they
+    will not count (docs/sealing.md, "Attributed consensus"). `parents` are the file in each parent
+    of the commit (HEAD, and MERGE_HEAD while a merge is concluded; None where it is absent). What
+    a commit writes is decided by `attribution.written`, the rule verify-seal applies: reordered
+    rows, and rows a merge carries unchanged from a parent, are not written anew."""
+    from aoven_git.attribution import Version, speaks_for, statements, written
 
-    before = {(str(r.key), r.rater, r.justification, r.consensus)
-              for r in (parse_reconciliation(plan, path, old).rows if old is not None else ())}
+    def version(data: bytes | None) -> Version:
+        found = statements(parse_reconciliation(plan, path, data)) if data is not None else {}
+        return Version(0, (), email, found)
+
+    rec = parse_reconciliation(plan, path, new)
+    writes = set(written(Version(0, (), email, statements(rec)), [version(d) for d in parents]))
     out = []
-    for row in parse_reconciliation(plan, path, new).rows:
-        if (str(row.key), row.rater, row.justification, row.consensus) in before:
+    for row in rec.rows:
+        if (str(row.key), row.rater) not in writes or speaks_for(plan, row.rater, Version(0, (), email, {})):
             continue
-        if not speaks_for(plan, row.rater, Version(0, (), email, {})):
-            who = email or "(no email)"
-            out.append(Finding(path, row.line, "unattributed-row",
-                               f"the row of {row.rater} for {row.key} is being written by {who}, not by "
-                               f"{row.rater}: it will be ignored; {row.rater} writes and commits their "
-                               "own row", "warning"))
+        who = email or "(no email)"
+        out.append(Finding(path, row.line, "unattributed-row",
+                           f"the row of {row.rater} for {row.key} is being written by {who}, not by "
+                           f"{row.rater}: it will be ignored; {row.rater} writes and commits their "
+                           "own row", "warning"))
     return out
 
 

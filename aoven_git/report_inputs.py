@@ -8,8 +8,9 @@ preview, which the report then labels as computed from uncommitted files. Every 
 revision, whether the work tree was clean, the tool version and when it was generated.
 
 The key of each blind pass is read from the same place as the score files (the committed tree, or
-the work tree for a preview): the report maps the pass's cells back through it, and without it the
-pass is pending (docs/blinding.md, "What the report shows").
+the work tree for a preview), as part of the one `validation.StudyFiles` every command reads
+(docs/design.md, "One reading of a study"): the report maps the pass's cells back through it, and
+without it the pass is pending (docs/blinding.md, "What the report shows").
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from aoven_git import __version__, gitio, naming
 from aoven_git.errors import AovenError, PlanError, UsageError
 from aoven_git.model import Plan
+from aoven_git.validation import StudyFiles, revision_study, work_tree_study
 
 STUDY_FILE_KINDS = ("score", "seal", "reconciliation", "stray", "blind-item", "blind-key", "blind-key-seal")
 
@@ -30,31 +32,10 @@ STUDY_FILE_KINDS = ("score", "seal", "reconciliation", "stray", "blind-item", "b
 @dataclass
 class Inputs:
     plan: Plan
-    files: dict[str, bytes]  # score and reconciliation files by repository path
-    links: set[str]  # which of them are symbolic links
-    responses: dict[str, str] | None  # response texts by path; None: read them from `root`
-    root: Path | None
+    study: StudyFiles  # the files, links, response texts and blind keys of one source
     source: dict[str, Any]
     blockers: list[str] = field(default_factory=list)
     commit: str | None = None  # the revision whose history verifies the seals and attributes the rows
-    blind_keys: dict[str, bytes] = field(default_factory=dict)  # blind pass -> its key's bytes
-
-
-def blind_keys(plan: Plan, found: dict[str, bytes]) -> dict[str, bytes]:
-    """The keys among `found` (repository path -> bytes) of the plan's blind passes, by pass."""
-    paths = {naming.blind_key_path(plan, p.id): p.id for p in plan.passes if p.blind}
-    return {paths[path]: data for path, data in found.items() if path in paths}
-
-
-def work_tree_keys(root: Path, plan: Plan) -> dict[str, bytes]:
-    """The blind keys in the work tree (a regular file at `blind/<pass>/key.json`; a link is not
-    a key)."""
-    found = {}
-    for p in (p for p in plan.passes if p.blind):
-        path = root / naming.blind_key_path(plan, p.id)
-        if path.is_file() and not path.is_symlink():
-            found[naming.blind_key_path(plan, p.id)] = path.read_bytes()
-    return blind_keys(plan, found)
 
 
 def generated_at() -> str:
@@ -84,18 +65,13 @@ def uncommitted(root: Path, plan: Plan, plan_path: str) -> list[str]:
 
 
 def _work_tree(study: Any, plan: Plan, *, git: bool) -> Inputs:
-    from aoven_git import validation
-
-    files, links = validation.work_tree_sources(study.root, plan, amendments=True)
     head = gitio.head_commit(study.root) if git else None
     dirty = uncommitted(study.root, plan, study.relpath(study.plan_file)) if git else None
-    return Inputs(plan, files, links, None, study.root, _source(head, git=git, work_tree=True, dirty=dirty),
-                  commit=head, blind_keys=work_tree_keys(study.root, plan))
+    source = _source(head, git=git, work_tree=True, dirty=dirty)
+    return Inputs(plan, work_tree_study(study.root, plan), source, commit=head)
 
 
 def _committed(study: Any, rev: str | None) -> Inputs:
-    from aoven_git import validation
-    from aoven_git.scorefile import MAX_BYTES
     from aoven_git.sealing import committed_plan
 
     commit = gitio.resolve_commit(study.root, rev or "HEAD")
@@ -116,14 +92,9 @@ def _committed(study: Any, rev: str | None) -> Inputs:
         inputs = _work_tree(study, study.plan, git=True)
         inputs.blockers.append(f"{exc.message} ({plan_path})")
         return inputs
-    tree, links = gitio.tree_files(study.root, commit, plan.study_dir, limit=MAX_BYTES)
-    kinds = validation.STUDY_KINDS
-    files = {p: d for p, d in tree.items() if naming.classify(plan, p).kind in kinds}
-    responses = {p: d.decode("utf-8", "replace") for p, d in tree.items() if p.endswith(".md")}
     dirty = uncommitted(study.root, plan, plan_path) if rev is None else None
-    inputs = Inputs(plan, files, links & set(files), responses, None,
-                    _source(commit, git=True, work_tree=False, dirty=dirty, rev=rev), commit=commit,
-                    blind_keys=blind_keys(plan, {p: d for p, d in tree.items() if p not in links}))
+    inputs = Inputs(plan, revision_study(study.root, plan, commit),
+                    _source(commit, git=True, work_tree=False, dirty=dirty, rev=rev), commit=commit)
     if dirty:
         shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
         inputs.blockers.append(

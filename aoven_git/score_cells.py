@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from aoven_git.mdtables import Heading, Table
 from aoven_git.model import CellKey, Findings
-from aoven_git.score_columns import Columns, read_header
+from aoven_git.score_columns import Columns, read_header, spaced_dimension
 from aoven_git.score_ids import BLIND_CONDITION, PlanIds
 
 EMPTY_SCORES = frozenset({"", "-", "–", "—", "?", "_", "…", "..."})
@@ -161,6 +161,7 @@ def _heading(h: Heading, st: _Sections, ids: PlanIds, found: Findings) -> None:
         elif st.bad and st.question is not None:
             st.bad = False
         return
+    misspelt = _misspelt_heading(h, ids, found)
     # any other heading closes the sections it is not nested in
     if st.c_level and h.level <= st.c_level:
         st.condition, st.c_level = None, 0
@@ -170,6 +171,18 @@ def _heading(h: Heading, st: _Sections, ids: PlanIds, found: Findings) -> None:
         st.question, st.q_level, st.condition, st.c_level, st.bad = None, 0, None, 0, False
     elif not st.q_level and not st.c_level:
         st.bad = False
+    st.bad = st.bad or misspelt  # its tables are not told again that they lack a condition
+
+
+def _misspelt_heading(h: Heading, ids: PlanIds, found: Findings) -> bool:
+    """`misspelt-heading`: a near miss of a condition heading (`### Conditon B`) is named with
+    what it probably should be. True when it is one."""
+    meant = ids.misspelt_condition_heading(h.text)
+    if meant is None:
+        return False
+    found.error(h.line, "misspelt-heading", f'heading "{h.text.strip()}" is not read as a condition heading: '
+                f'did you mean "{meant}"? (the tables under it have no condition until it is fixed)')
+    return True
 
 
 def place_tables(blocks: list[Heading | Table], ids: PlanIds, found: Findings) -> list[Placed]:
@@ -227,9 +240,15 @@ class _Reader:
                 t.line, "unknown-column", f'unknown column "{t.header[idx]}" (did you mean "{suggestion}"?)'
             )
             self.out.header_problem = True
+        for idx, dimension in cols.spaced:
+            self.found.error(
+                t.line, "spaced-dimension", f'column "{t.header[idx]}" looks like {dimension} with a space '
+                f'inside: write "{dimension}" (the column is not read as {dimension} until then)'
+            )
+            self.out.header_problem = True
         kind = cols.kind
         if kind is None:
-            if not cols.misspelt:
+            if not cols.misspelt and not cols.spaced:
                 self.out.notes.append(Note(t.line, "table ignored: not a score table"))
             return
         self._note_ignored(p)
@@ -253,7 +272,7 @@ class _Reader:
             )
 
     def _context_missing(self, p: Placed, has_q: bool, has_c: bool) -> None:
-        if p.context_problem or p.cols.misspelt:
+        if p.context_problem or p.cols.misspelt or p.cols.spaced:
             return
         missing = " and ".join(w for w, ok in (("question", has_q), ("condition", has_c)) if not ok)
         self.found.error(
@@ -378,8 +397,17 @@ class _Reader:
             trans = tuple(dict.fromkeys([*cell_refs, *extra])) if extra else tuple(dict.fromkeys(cell_refs))
             k = (q, c, d)
             self.put(p.table.line, Raw(k, ids.key(k), score, line, trans, citation, fused))
-        if "sum" in cols.roles and not cols.misspelt:
+        if "sum" in cols.roles and not cols.misspelt and not cols.spaced:
             _check_sum(_col(row, cols.roles["sum"]), scores, f"{q}/{c}", line, self.found)
+
+    def _unknown_dimension(self, line: int, dtext: str) -> None:
+        """`unknown-dimension`, or `spaced-dimension` when it is a dimension id split by a space."""
+        spaced = spaced_dimension(dtext, self.ids)
+        if spaced is None:
+            self.found.error(line, "unknown-dimension", f"dimension {dtext!r} is not in the plan")
+            return
+        self.found.error(line, "spaced-dimension", f'dimension "{dtext.strip()}" looks like {spaced} with a '
+                         f'space inside: write "{spaced}" (the row is not read until then)')
 
     def _long_row(self, p: Placed, line: int, row: list[str], item: tuple[str, str, bool]) -> None:
         q, c, fused = item
@@ -392,7 +420,7 @@ class _Reader:
             return
         d = self.ids.dimension(dtext)
         if d is None:
-            self.found.error(line, "unknown-dimension", f"dimension {dtext!r} is not in the plan")
+            self._unknown_dimension(line, dtext)
             return
         if score is None:
             return

@@ -18,7 +18,8 @@ rescore     re-score columns: primed dimensions `D7'`, or `Original D7` / `New D
 A question header may name the condition of every row (`Q (Test B)`). Every other column is
 ignored and listed by `validate --verbose`; a column whose name is a near miss of a column the
 table needs (`Conditon`, `Dim3`) is the error `unknown-column` with a suggestion, because a
-rater who misspells a header means that column.
+rater who misspells a header means that column. A dimension id split by a space (`D 4`) is the
+error `spaced-dimension`, naming the id it looks like.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 
 from aoven_git.score_ids import PlanIds
 
-__all__ = ["ROLE_NAMES", "Columns", "read_header"]
+__all__ = ["ROLE_NAMES", "Columns", "read_header", "spaced_dimension"]
 
 # Header names (lower-cased, trailing ':' and spaces removed) → column role.
 ROLE_NAMES: dict[str, str] = {}
@@ -83,6 +84,7 @@ class Columns:
     original: dict[int, str] = field(default_factory=dict)  # the sealed value, restated
     unknown_dims: list[int] = field(default_factory=list)  # shaped like a dimension, not in the plan
     misspelt: list[tuple[int, str]] = field(default_factory=list)  # (column, suggested name)
+    spaced: list[tuple[int, str]] = field(default_factory=list)  # (column, dimension): `D 4` for D4
     ignored: list[int] = field(default_factory=list)
 
     @property
@@ -212,11 +214,29 @@ def _sort_unknown(header: list[str], unknown: list[int], ids: PlanIds, cols: Col
     """Near misses of a needed column are misspelt, only in a table that is (or with the
     suggestion would be) a score table; every other unknown column is ignored."""
     for idx in unknown:
+        spaced = _spaced_dimension(header[idx], ids, cols)
+        if spaced is not None and _would_score(cols, spaced, ids):
+            cols.spaced.append((idx, spaced))
+            continue
         suggestion = _suggestion(header[idx], ids, cols)
         if suggestion is not None and _would_score(cols, suggestion, ids):
             cols.misspelt.append((idx, suggestion))
         else:
             cols.ignored.append(idx)
+
+
+def spaced_dimension(text: str, ids: PlanIds) -> str | None:
+    """The dimension `text` is once the spaces inside it are removed (`D 4`, `L1 - D3`), or None:
+    a space splits an id into words no lookup matches (headers, and long-layout Dimension cells)."""
+    if not _SPACE_RE.search(text.strip()):
+        return None
+    return _bare_dimension(_SPACE_RE.sub("", text), ids)
+
+
+def _spaced_dimension(raw: str, ids: PlanIds, cols: Columns) -> str | None:
+    """`spaced_dimension` of a header, when the table has no column for that dimension yet."""
+    d = spaced_dimension(raw, ids)
+    return d if d is not None and d not in cols.dims.values() else None
 
 
 def _would_score(cols: Columns, suggestion: str, ids: PlanIds) -> bool:

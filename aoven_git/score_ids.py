@@ -10,6 +10,7 @@ question Q2, condition B). Ids that have the shape of the plan's ids but are not
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable
 
@@ -28,6 +29,9 @@ _COND_IN_HEADING_RE = re.compile(
 )
 _ID_SHAPE_RE = re.compile(r"^([A-Za-z]+)[0-9]+$")
 _WRAPPING = " \t()[]{}<>/|,;:—–-_*"
+#: a heading's first word, the token after it, and the rest (`Conditon B (markers stripped)`)
+_LEAD_WORD_RE = re.compile(r"^([A-Za-z]{3,})[\s_:.-]+([^\s:;,.—–()\[\]/|]+)(.*)$", re.S)
+_CONDITION_WORDS = ("condition", "test", "cond")
 
 
 def _shape(ids: Iterable[str]) -> re.Pattern[str] | None:
@@ -166,6 +170,20 @@ class PlanIds:
         if found and (not rest.strip() or not re.match(r"\s+\w", rest)):
             return found, None
         return None, None
+
+    def misspelt_condition_heading(self, text: str) -> str | None:
+        """What a heading that is no condition heading probably should be, when its first word is a
+        near miss of `Condition`/`Test`/`Cond` followed by a condition id (`Conditon A`, `Tset B`):
+        `Condition A`. None otherwise (prose headings stay prose). A rater who writes it means the
+        condition, and without it the tables below it have none."""
+        m = _LEAD_WORD_RE.match(text.strip())
+        if m is None or _COND_PREFIX_RE.match(m.group(1)):
+            return None
+        close = difflib.get_close_matches(m.group(1).lower(), _CONDITION_WORDS, n=1, cutoff=0.75)
+        found = self.conditions.get(m.group(2).lower())
+        if not close or found is None or re.match(r"\s+\w", m.group(3)):
+            return None
+        return f"{close[0].title()} {found}"
 
     # -- dimensions ---------------------------------------------------------------------
 

@@ -211,23 +211,46 @@ def parse_score_file(
     return _parse(plan, path, data, is_symlink, blind_items)[0]
 
 
-def scored_conditions(plan: Plan, data: bytes) -> set[str] | None:
-    """The conditions whose scores `data` states in any score table of this plan — detail, summary
-    or re-score tables, in any letter case, at any size, whatever pass its front matter names — or
-    None when it holds no score table. For the sealing rules, which must count every copy of
-    scores as plaintext (docs/sealing.md, "Violations": `stray-scores`); never raises."""
+def _score_tables(plan: Plan, data: bytes) -> Parsed | None:
+    """The cells of `data`'s score tables, read as Markdown, or else as CSV/TSV; None when it
+    holds none (summary and re-score tables count as score tables)."""
     text = data.decode("utf-8", "replace")
     ids = ids_for(plan)
     found = Findings("")
-    blocks = mdtables.blocks(text)
-    for default in (None, *(c.id for c in plan.conditions)):
-        parsed = read_cells(place_tables(blocks, ids, found), ids, found, default)
-        conditions = {raw.key.condition for raw in parsed.cells}
-        if parsed.summaries or parsed.rescore_tables:
-            conditions |= {c.id for c in plan.conditions}  # a summary states every condition
-        if conditions:
-            return conditions & {c.id for c in plan.conditions} or {c.id for c in plan.conditions}
+    for blocks in (mdtables.blocks(text), mdtables.delimited(text)):
+        for default in (None, *(c.id for c in plan.conditions)):
+            parsed = read_cells(place_tables(blocks, ids, found), ids, found, default)
+            if parsed.cells or parsed.summaries or parsed.rescore_tables:
+                return parsed
     return None
+
+
+def scored_conditions(plan: Plan, data: bytes) -> set[str] | None:
+    """The conditions whose scores `data` states in any score table of this plan — detail, summary
+    or re-score tables, Markdown, CSV or TSV, in any letter case, at any size, whatever pass its
+    front matter names — or None when it holds no score table. For the sealing rules, which must
+    count every copy of scores as plaintext (docs/sealing.md, "Violations": `stray-scores`); never
+    raises."""
+    parsed = _score_tables(plan, data)
+    if parsed is None:
+        return None
+    conditions = {raw.key.condition for raw in parsed.cells}
+    if parsed.summaries or parsed.rescore_tables:
+        conditions |= {c.id for c in plan.conditions}  # a summary states every condition
+    return conditions & {c.id for c in plan.conditions} or {c.id for c in plan.conditions}
+
+
+def table_scores(plan: Plan, data: bytes) -> dict[tuple[str, str, str], int]:
+    """Every whole-number score `data`'s score tables state, by (question, condition, dimension):
+    what a copy of a sheet is compared on (`ledger`, content copies). Never raises."""
+    parsed = _score_tables(plan, data)
+    if parsed is None:
+        return {}
+    out: dict[tuple[str, str, str], int] = {}
+    for raw in parsed.cells:
+        if isinstance(raw.score, int):
+            out.setdefault(raw.k, raw.score)
+    return out
 
 
 def rescores(plan: Plan, path: str, data: bytes) -> list[Rescore]:

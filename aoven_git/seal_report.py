@@ -13,7 +13,9 @@ from typing import Any, Literal
 from aoven_git.history import STAGED, History
 from aoven_git.ledger import Ledger, Plaintext, SheetRecord
 from aoven_git.model import Plan, Seal, SheetId, Violation
+from aoven_git.protocol_events import protocol_events
 from aoven_git.seal_rules import findings, joined, judge, unsealed_readers
+from aoven_git.withdrawal_rules import withdrawals
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class SealReport:
     ledger: Any = field(default=None, repr=False)  # the judged history (for attribution; not reported)
     rows: list[dict[str, Any]] = field(default_factory=list)  # reconciliation rows and their authors
     unattributed: list[dict[str, Any]] = field(default_factory=list)  # rows not their rater's own
+    withdrawals: list[dict[str, Any]] = field(default_factory=list)  # withdrawn raters (withdrawal_rules)
+    protocol_events: list[dict[str, Any]] = field(default_factory=list)  # deviations (protocol_events.py)
     anchors: list[Any] | None = None  # time-stamp tokens (timestamps.Anchor) when the plan pins authorities
 
     @property
@@ -87,6 +91,8 @@ class SealReport:
             "timeline": self.timeline,
             "reconciliation_rows": self.rows,
             "unattributed_rows": self.unattributed,
+            "withdrawals": self.withdrawals,
+            "protocol_events": self.protocol_events,
             **({"timestamps": [a.as_dict() for a in self.anchors]} if self.anchors is not None else {}),
         }
 
@@ -161,9 +167,33 @@ def _pending(led: Ledger) -> list[SheetId]:
     started = {s.amendment for s in led.sheets if s.amendment}
     scopes: list[tuple[str | None, tuple[str, ...]]] = [(None, tuple(p.id for p in led.plan.passes))]
     scopes += [(a.id, a.passes) for a in led.plan.amendments if a.id in started]
+    gone = set(withdrawals(led))  # a withdrawn rater is no longer waited for
     return [SheetId(r.id, p, rnd.id, a) for a, passes in scopes for rnd in led.plan.rounds
             if rnd.id in rounds for p in passes for r in led.plan.required_raters
-            if SheetId(r.id, p, rnd.id, a) not in led.sheets]
+            if r.id not in gone and SheetId(r.id, p, rnd.id, a) not in led.sheets]
+
+
+def _scope_dict(pass_id: str, round_id: str, amendment: str | None) -> dict[str, str]:
+    out = {"pass": pass_id, "round": round_id}
+    return {**out, "amendment": amendment} if amendment else out
+
+
+def _withdrawals(led: Ledger) -> list[dict[str, Any]]:
+    """Each withdrawal with its commit, what it excludes (the rater's sealed sheets of passes not
+    complete at that commit), what it keeps, and the reveals before it (it may be outcome-driven)."""
+    out = []
+    for rater, w in withdrawals(led).items():
+        entry = w.entry if isinstance(w.entry, dict) else {}
+        sealed = sorted((s for s in led.sheets if w.excludes(s)), key=str)
+        out.append({
+            "rater": rater, "reason": str(entry.get("reason") or ""), "category": entry.get("category"),
+            "commit": led.nodes[w.node].sha, "author": led.nodes[w.node].email,
+            "excluded": [_scope_dict(s.pass_id, s.round_id, s.amendment) for s in sealed],
+            "kept": [_scope_dict(*k) for k in w.kept],
+            "after_reveal": [{**_scope_dict(p, r, a), "commit": led.nodes[n].sha}
+                             for p, r, a, n in w.after_reveal],
+        })
+    return out
 
 
 
@@ -175,6 +205,8 @@ def check(head_plan: Plan, hist: History, plan_path: str) -> SealReport:
     report.violations = [v for _, v in sorted([*extra, *findings(led)], key=lambda t: t[0])]
     _seals_and_timeline(led, report)
     report.pending = _pending(led)
+    report.withdrawals = _withdrawals(led)
+    report.protocol_events = protocol_events(led, report.forced_reveals, report.excluded, report.violations)
     report.reconciliation_paths = sorted(p for p, r in led.roles.items() if r.kind == "reconciliation")
     report.ledger = led
     signers = led.plan.security.allowed_signers

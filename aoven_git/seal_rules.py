@@ -29,6 +29,11 @@ unsigned-commit          (sealing.py) require_signed and a seal/reveal lacks a g
 plan-changed-after-seal  (frozen_rules.py) locked keys, raters, security or the signers file,
                          an amendment entry or a scored response changed after the first seal;
                          or the plan at the first seal does not parse
+withdrawal-bundled       (withdrawal_rules.py) a withdrawal commit changes anything else
+withdrawal-changed       (withdrawal_rules.py) a withdrawal removed or edited afterwards
+attributes-changed-after-seal
+                         (frozen_rules.py) a .gitattributes line deciding how git stores a
+                         study file changed after the first seal
 shallow-history          (sealing.py) the clone is shallow: nothing can be proven
 corrupt-seal             a malformed seal file, or one naming another sheet
 unknown-file             a study file name the plan cannot resolve (or in the wrong case)
@@ -47,6 +52,7 @@ from dataclasses import dataclass, field, replace
 from aoven_git import ledger as ledger_mod
 from aoven_git.frozen_rules import (
     amendment_changed_after_seal,
+    attributes_changed_after_seal,
     blind_corpus_changed,
     blind_key,
     first_failures,
@@ -58,6 +64,7 @@ from aoven_git.history import Entry, History
 from aoven_git.ledger import Found, Ledger, Plaintext, SheetRecord
 from aoven_git.model import Plan, SheetId
 from aoven_git.seals import SealFile, parse_seal, sha256
+from aoven_git.withdrawal_rules import withdrawal_bundled, withdrawal_changed, withdrawn_at
 
 _v = ledger_mod.found
 
@@ -402,6 +409,9 @@ RULES: dict[str, Callable[[Ledger], Iterable[Found]]] = {
     "plan-changed-after-seal (responses)": responses_changed_after_seal,
     "digest-mismatch / corrupt-seal (blind key)": blind_key,
     "blind-corpus-changed": blind_corpus_changed,
+    "withdrawal-bundled": withdrawal_bundled,
+    "withdrawal-changed": withdrawal_changed,
+    "attributes-changed-after-seal": attributes_changed_after_seal,
 }
 
 
@@ -425,12 +435,13 @@ def unsealed_readers(led: Ledger, node: int) -> list[tuple[Plaintext, list[str]]
     """Plaintext committed at `node` while a required rater has a sheet that must precede it
     (`must_precede`) with no seal before it: those raters could read it before fixing their own
     scores. Not a violation in history (they are pending; if they seal later, that seal is the
-    violation), so only the hook refuses it, unless the reveal is forced and recorded."""
+    violation), so only the hook refuses it, unless the reveal is forced and recorded. A rater
+    withdrawn at `node` is waited for no longer (withdrawal_rules)."""
     out = []
     for pt in (p for p in led.plaintext if p.node == node and p.kind != "stray"):
         missing = []
         for r in led.plan.required_raters:
-            if r.id == pt.rater:
+            if r.id == pt.rater or withdrawn_at(led, r.id, node):
                 continue
             for sid in must_precede(led.plan, r.id, pt.pass_id, pt.round_id, pt.amendment):
                 rec = led.sheets.get(sid)

@@ -165,6 +165,7 @@ def _versions(led: object, plan: Plan, paths: list[str],
     """Each history node's statements in the reconciliation files `paths` (the accepted names of
     one reconciliation sheet; each blob parsed once)."""
     from aoven_git.attribution import Version
+    from aoven_git.attribution import statements as file_statements
     from aoven_git.reconciliation import parse_reconciliation
 
     parsed: dict[str, dict[tuple[str, str], tuple[str, object]]] = {}
@@ -177,9 +178,7 @@ def _versions(led: object, plan: Plan, paths: list[str],
                 continue
             if entry.blob not in parsed:
                 data = led.hist.blobs.get(entry.blob, b"")  # type: ignore[attr-defined]
-                parsed[entry.blob] = {}
-                for r in parse_reconciliation(plan, path, data).rows:
-                    parsed[entry.blob].setdefault((str(r.key), r.rater), (r.justification, r.consensus))
+                parsed[entry.blob] = file_statements(parse_reconciliation(plan, path, data))
             for key, value in parsed[entry.blob].items():
                 statements.setdefault(key, value)
         sig = signed.get(n.sha, ("N", "")) if signed is not None else None
@@ -336,7 +335,9 @@ def _check_identity(root: Path, plan: Plan, rater_id: str, what: str) -> None:
 def readable_before_seal(root: Path, plan: Plan, plan_path: str, sheet: SheetId) -> list[str]:
     """Every commit in HEAD's history that made another rater's scores of an overlapping pass (or
     a reconciliation, or a blind pass's key) readable — a copy in a notes file, a reveal deleted
-    again: read with verify-seal's own ledger, so a seal now could only be `visible-at-seal`."""
+    again: read with verify-seal's own ledger, so a seal now could only be `visible-at-seal`. A
+    stray copy whose rater nobody can tell (a CSV export in the study folder, before its sheet is
+    revealed) counts too: it may be anyone's scores, so nobody can seal after it unseen."""
     from aoven_git import ledger
     from aoven_git.history import read_history
     from aoven_git.plan import MAX_PLAN_BYTES
@@ -349,7 +350,9 @@ def readable_before_seal(root: Path, plan: Plan, plan_path: str, sheet: SheetId)
                         track=lambda p: ledger.tracked(plan, plan_path, p),
                         want_blob=ledger.want_blob(plan, plan_path, MAX_PLAN_BYTES))  # type: ignore[arg-type]
     led, _ = judge(plan, hist, plan_path)
-    return [f"{pt.path} ({led.short(pt.node)})" for pt in led.plaintext if concerns(led.plan, sheet, pt)]
+    return [*(f"{pt.path} ({led.short(pt.node)})" for pt in led.plaintext if concerns(led.plan, sheet, pt)),
+            *(f"{s.path} ({led.short(s.node)}, a copy of scores of no known rater: stray-scores)"
+              for s in led.strays if s.sheet is None)]
 
 
 def readiness_problems(plan: Plan, sheet: SheetId, head_paths: set[str]) -> list[str]:
@@ -400,6 +403,7 @@ class SealResult:
     nonce: str
     commit: str | None  # None with --no-commit (staged only)
     unstaged: bool = False  # the plaintext score file had been `git add`ed and was taken out again
+    stored: bytes = b""  # the sealed bytes as git stores them (their SHA-256 is `digest`)
 
 
 def seal(root: Path, plan: Plan, tgt: Target, *, commit: bool = True,
@@ -410,6 +414,7 @@ def seal(root: Path, plan: Plan, tgt: Target, *, commit: bool = True,
     when the plan is not ready to be frozen, or when another rater's scores are already readable.
     """
     head = gitio.head_blobs(root, [tgt.score, tgt.seal])
+    refuse_uncommitted_plan(root, plan_path)
     if tgt.score in head:
         raise FindingsError(f"{tgt.score} is already committed: its content is public and was sealed by "
                             "that commit (content seal); there is nothing left to seal")
@@ -422,6 +427,17 @@ def seal(root: Path, plan: Plan, tgt: Target, *, commit: bool = True,
         _check_identity(root, plan, tgt.sheet.rater, "seal")
     sealed = _sealed_bytes(root, plan, tgt, data)
     return _write_and_commit(root, tgt, data, sealed, commit, head)
+
+
+def refuse_uncommitted_plan(root: Path, plan_path: str) -> None:
+    """The first seal freezes the plan *as committed*, and verify-seal judges every seal by the
+    committed plan: sealing with an edited, uncommitted plan would check the sheet against rules
+    nobody else can see (docs/commands.md, `seal`)."""
+    if gitio.head_commit(root) is not None and gitio.changed_against_head(root, plan_path):
+        raise PlanError(f"the plan differs from the one committed in HEAD (changed in the work tree or "
+                        f"staged): commit it (`git commit -- {plan_path}`) or undo the change "
+                        f"(`git checkout HEAD -- {plan_path}`) before sealing. Nothing was changed.",
+                        path=plan_path)
 
 
 def _sealed_bytes(root: Path, plan: Plan, tgt: Target, data: bytes) -> bytes:
@@ -490,7 +506,7 @@ def _write_and_commit(root: Path, tgt: Target, data: bytes, sealed: bytes, commi
     unstaged = bool(gitio.staged_blobs(root, [tgt.score])) and tgt.score not in head
     if unstaged:
         gitio.run_git(["rm", "-q", "--cached", "-f", "--", tgt.score], root)  # index only
-    return SealResult(tgt, digest, nonce, sha, unstaged)
+    return SealResult(tgt, digest, nonce, sha, unstaged, stored)
 
 
 def _nonce_of(data: bytes) -> str:
@@ -505,17 +521,19 @@ class RevealResult:
     commit: str
     forced: bool
     unsealed: tuple[str, ...]
+    restored_from: Path | None = None  # the kept copy `--restore` wrote back
+    edited_kept: Path | None = None  # where the edited file it replaced was put
 
 
 def unsealed_sheets(plan: Plan, sheet: SheetId, head_paths: set[str]) -> list[SheetId]:
     """Per required rater, the first sheet that must be sealed before this one is readable
     (`seal_rules.must_precede`: overlapping study passes; for re-scores also the amendment's own)
-    and is neither sealed nor committed in HEAD."""
+    and is neither sealed nor committed in HEAD. A withdrawn rater is waited for no longer."""
     from aoven_git.seal_rules import must_precede
 
     _passes_of(plan, sheet.amendment)  # an unknown amendment is a usage error
     out = []
-    for r in plan.required_raters:
+    for r in plan.waited_for:
         if r.id == sheet.rater:
             continue
         out += [other for other in must_precede(plan, r.id, sheet.pass_id, sheet.round_id, sheet.amendment)
@@ -528,10 +546,60 @@ def missing_seals(plan: Plan, sheet: SheetId, head_paths: set[str]) -> tuple[str
     return tuple(s.rater for s in unsealed_sheets(plan, sheet, head_paths))
 
 
-def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False) -> RevealResult:
+def _sheet_to_restore(root: Path, tgt: Target, digest: str, restore: bool,
+                     args: str) -> tuple[Path, bytes] | None:
+    """None when the work-tree sheet is the sealed one; the kept copy to write back when it is
+    lost or edited and `restore` asks for it; otherwise a refusal that says which, shows the
+    difference and names the way out (docs/sealing.md, "Lost or edited sheets")."""
+    from aoven_git import sealed_copies
+
+    path = root / tgt.score
+    if path.is_symlink():
+        raise FindingsError(f"{tgt.score} is a symbolic link: reveal the file itself, not a link to it")
+    if path.exists() and not path.is_file():
+        raise FindingsError(f"{tgt.score} is not a file: move it away and put the sealed sheet back")
+    current = path.read_bytes() if path.exists() else None
+    if current is not None:
+        stored = sha256(gitio.stored_bytes(root, tgt.score))
+        if stored == digest:
+            return None
+        if sha256(current) == digest:
+            raise FindingsError(_attributes_changed(tgt.score, stored))
+    copy = sealed_copies.find(root, tgt.sheet, digest)
+    if restore and copy is not None:
+        return copy
+    raise FindingsError(sealed_copies.unrevealable(tgt.score, tgt.sheet, current, copy, args))
+
+
+def _attributes_changed(score: str, stored: str) -> str:
+    """The sheet is byte for byte what was sealed, but git would store other bytes: a
+    `.gitattributes` line changed since the first seal (docs/sealing.md,
+    "Line endings and .gitattributes")."""
+    return (f"{score} is byte for byte the file that was sealed, but git would now store other bytes "
+            f"for it (SHA-256 {stored[:12]}…): a .gitattributes line (text, eol, filter…) that covers the "
+            "study files changed since the first seal. Restore the .gitattributes of the first seal "
+            "(`aoven-git verify-seal` names the lines: attributes-changed-after-seal) and reveal again; "
+            "nothing was changed")
+
+
+def _restore(root: Path, tgt: Target, copy: tuple[Path, bytes]) -> Path | None:
+    """Write the kept copy back; an edited file it replaces is kept beside the copy, not lost."""
+    from aoven_git import sealed_copies
+
+    path = root / tgt.score
+    edited = sealed_copies.keep_edited(copy[0], path.read_bytes()) if path.is_file() else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(copy[1])
+    return edited
+
+
+def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False, restore: bool = False,
+           args: str = "") -> RevealResult:
     """Commit the plaintext score file once every required rater has sealed every overlapping pass
     in HEAD and its bytes (as git stores them) match the digest. `force` overrides only the first
-    condition and is recorded in the commit (`Aoven-Force: reveal`)."""
+    condition and is recorded in the commit (`Aoven-Force: reveal`); `restore` writes a lost or
+    edited sheet back from the copy `seal` kept, once every other check has passed. `args` is how
+    the user names the sheet on the command line, for the messages."""
     s = tgt.sheet
     head_commit = gitio.head_commit(root)
     head_paths = {p for p, _, _ in gitio.tree_entries(root, head_commit)} if head_commit else set()
@@ -544,12 +612,7 @@ def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False) -> Revea
     parsed = parse_seal(head[tgt.seal])
     if isinstance(parsed, tuple):
         raise FindingsError(f"{tgt.seal}:{parsed[0]}: corrupt seal file: {parsed[1]}")
-    _read_regular(root, tgt.score)
-    got = sha256(gitio.stored_bytes(root, tgt.score))
-    if got != parsed.digest:
-        raise FindingsError(f"{tgt.score} changed since it was sealed (SHA-256 {got[:12]}… ≠ sealed "
-                            f"{parsed.digest[:12]}…): reveal the exact sealed bytes; changes belong in "
-                            "an amendment")
+    copy = _sheet_to_restore(root, tgt, parsed.digest, restore, args or f"--rater {s.rater}")
     unsealed = unsealed_sheets(plan, s, head_paths)
     missing = tuple(u.rater for u in unsealed)
     if unsealed and not force:
@@ -563,13 +626,14 @@ def reveal(root: Path, plan: Plan, tgt: Target, *, force: bool = False) -> Revea
                f"{REVEAL_TRAILER}: {s.rater}/{s.pass_id}/{s.round_id}\n")
     if missing:
         message += f"{FORCE_TRAILER}: reveal (unsealed: {', '.join(missing)})\n"
+    edited = _restore(root, tgt, copy) if copy is not None else None
     gitio.add(root, [tgt.score])
     try:
         sha = gitio.commit_only(root, [tgt.score], message, env={FORCE_ENV: "reveal"} if missing else None)
     except Exception:
         gitio.run_git(["reset", "-q", "--", tgt.score], root, check=False)
         raise
-    return RevealResult(tgt, sha, bool(missing), missing)
+    return RevealResult(tgt, sha, bool(missing), missing, copy[0] if copy else None, edited)
 
 
 __all__ = ["FORCE_ENV", "Target", "reveal", "seal", "target", "verify"]

@@ -52,6 +52,10 @@ class FileKind:
     name_code: str  # finding code for a name of this kind that names no known ids
     name_problem: str
     link_risk: str = ""
+    #: whether a file holding conflict markers is read no further (score files: which side's scores
+    #: count is the rater's call). Reconciliation rows are still read: the sealing rules attribute
+    #: every row of every committed version, conflicted or not.
+    conflict_stops: bool = False
 
 
 SCORE = FileKind(
@@ -61,6 +65,7 @@ SCORE = FileKind(
     "unknown-rater",
     "file name names no known rater",
     " (a link could point anywhere, including at another rater's scores)",
+    conflict_stops=True,
 )
 RECONCILIATION = FileKind(
     "reconciliation",
@@ -276,6 +281,36 @@ def _readable(path: str, data: bytes, kind: FileKind, is_symlink: bool, found: F
         return None
 
 
+_CONFLICT_RE = re.compile(r"^(<{7}|\|{7}|={7}|>{7})(?:[ \t].*)?\r?$", re.M)
+
+
+def conflict_markers(text: str) -> list[tuple[int, int]]:
+    """(line of `<<<<<<<`, line of its `>>>>>>>`) of every block of git's conflict markers: what a
+    merge leaves when two branches changed the same lines. Both ends are required, so a lone
+    `=======` (a Markdown heading underline) is no conflict."""
+    blocks: list[tuple[int, int]] = []
+    start: int | None = None
+    for m in _CONFLICT_RE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        if m.group(1)[0] == "<":
+            start = line
+        elif m.group(1)[0] == ">" and start is not None:
+            blocks.append((start, line))
+            start = None
+    return blocks
+
+
+def _unmerged(text: str, found: Findings) -> bool:
+    """`merge-conflict` for each block of conflict markers: the file holds both sides of a merge.
+    True when there is one."""
+    blocks = conflict_markers(text) if "<<<<<<<" in text else []
+    for start, end in blocks:
+        found.error(start, "merge-conflict",
+                    f"unresolved merge conflict at line {start} (git's markers <<<<<<< … ======= … >>>>>>> "
+                    f"up to line {end}): keep the right side, delete the marker lines, then validate again")
+    return bool(blocks)
+
+
 def markdown_body(text: str) -> str:
     """The Markdown body of a file's text: front matter blanked, a BOM removed."""
     return _blank_front_matter(text, split_front_matter(text))
@@ -360,7 +395,7 @@ def read_study_file(
         found.error(1, kind.name_code, named.problem or kind.name_problem)
     sf = StudyFile(path, kind, named.sheet if named_kind else None, named_kind)
     text = _readable(path, data, kind, is_symlink, found)
-    if text is None:
+    if text is None or (_unmerged(text, found) and kind.conflict_stops):
         return sf
     fm = split_front_matter(text)
     sf.text, sf.body = text, _blank_front_matter(text, fm)

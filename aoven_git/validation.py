@@ -15,12 +15,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from aoven_git.model import Finding, Findings, Plan, ScoreSheet, SheetId, sort_findings
-from aoven_git.naming import AMENDMENTS_DIR, classify
+from aoven_git.model import Finding, Findings, Plan, Reconciliation, ScoreSheet, SheetId, sort_findings
+from aoven_git.naming import AMENDMENTS_DIR, case_variant, classify
 from aoven_git.quotes import ResponseTexts, extract_quotes, has_quote, shorten
 from aoven_git.scorefile import BLIND_CONDITION, MAX_BYTES, Note, parse_score_file
 
 STUDY_KINDS = ("score", "reconciliation")
+
+
+def checked(plan: Plan, path: str) -> bool:
+    """Whether validation reads `path`: a score or reconciliation file, or a score file's name in
+    other letter case (reported as `name-case`, not silently skipped)."""
+    return classify(plan, path).kind in STUDY_KINDS or case_variant(plan, path) is not None
 
 
 @dataclass(frozen=True)
@@ -143,7 +149,7 @@ def _read_folder(root: Path, plan: Plan, folder: str, files: dict[str, bytes], l
         return
     for entry in entries:
         rel = f"{folder}/{entry.name}"
-        if classify(plan, rel).kind not in STUDY_KINDS:
+        if not checked(plan, rel):
             continue
         if entry.is_symlink():
             links.add(rel)
@@ -300,11 +306,22 @@ def _duplicate_findings(sheets: list[ScoreSheet]) -> dict[str, list[Finding]]:
 
 
 def _other(plan: Plan, path: str) -> FileResult:
+    canonical = case_variant(plan, path)
+    if canonical is not None:
+        return _name_case(path, canonical)
     message = (
         "not a score or reconciliation file of the study (expected "
         f"{plan.study_dir}/scores_<rater>[_<round>][_<pass>].md or reconciliation[_<round>][_<pass>].md)"
     )
     return FileResult(path, "other", None, None, None, 0, (Finding(path, 1, "not-a-score-file", message),))
+
+
+def _name_case(path: str, canonical: str) -> FileResult:
+    """`name-case`: a sheet's name in other letter case. Not read as scores: renamed, it is."""
+    name, right = Path(path).name, Path(canonical).name
+    message = (f"{name} differs from the score file name {right} only in letter case: file names are "
+               f"case-sensitive, so its scores are not read; rename it: git mv {path} {canonical}")
+    return FileResult(path, "other", None, None, None, 0, (Finding(path, 1, "name-case", message),))
 
 
 def _score_result(sheet: ScoreSheet) -> FileResult:
@@ -384,14 +401,122 @@ def validate_sources(
 
 def mapped_back(plan: Plan, sheets: list[ScoreSheet], root: Path | None,
                 keys: Mapping[str, bytes] | None) -> list[ScoreSheet]:
-    """`sheets` with blind passes mapped back through their committed keys (none: unchanged)."""
+    """`sheets` with blind passes mapped back through their committed keys (none: unchanged).
+    `keys` None reads them from `root`'s work tree (a lone reconciliation file given to `validate`)."""
     if not any(p.blind for p in plan.passes):
         return sheets
     from aoven_git.blind_corpus import map_back, readable_keys
-    from aoven_git.report_inputs import work_tree_keys
 
     found = keys if keys is not None else (work_tree_keys(root, plan) if root is not None else {})
     return map_back(plan, sheets, readable_keys(found))
+
+
+# --------------------------------------------------------------------------- one reading of a study
+
+
+@dataclass(frozen=True)
+class StudyFiles:
+    """A study as one source holds it — the work tree, the git index or a commit — with the keys of
+    its blind passes read from that same source. A blind sheet's cells mean (question, condition)
+    only through the key committed beside it, so the keys travel with the files: no reader can
+    forget them (docs/design.md, "One reading of a study")."""
+
+    plan: Plan
+    files: Mapping[str, bytes]  # score and reconciliation files by repository path
+    links: frozenset[str]  # which of them are symbolic links (their target text stands in)
+    keys: Mapping[str, bytes]  # blind pass -> its key's bytes, from the same source as `files`
+    root: Path | None  # the work tree: response texts and the blind corpus are read from it
+    responses: Mapping[str, str] | None = None  # response texts by path (index, commit); None: from root
+
+    def only(self, paths: Collection[str]) -> StudyFiles:
+        """The same source narrowed to `paths` (`validate FILES --staged`); the keys stay."""
+        return replace(self, files={p: self.files[p] for p in paths if p in self.files},
+                       links=self.links & frozenset(paths))
+
+
+@dataclass(frozen=True)
+class StudyReading:
+    """What every command reads from a study: validation, the study's own sheets with each blind
+    pass mapped back through its key, and the reconciliation files (a link is not read as one)."""
+
+    source: StudyFiles
+    validation: ValidationReport
+    sheets: tuple[ScoreSheet, ...]
+    reconciliations: tuple[Reconciliation, ...]
+    amendment_sheets: tuple[ScoreSheet, ...] = ()  # re-scores, mapped back the same way
+
+
+def read_study(study: StudyFiles) -> StudyReading:
+    """THE reading of a study, for the work tree, the index and a revision alike (`validate`,
+    `disagreements`, the hook, `report`): the files are validated with the blind keys of their own
+    source, the sheets are mapped back through the same keys, the reconciliations are parsed.
+    One path, so that a reconciliation by question and condition means the same to every command."""
+    from aoven_git.reconciliation import parse_reconciliation
+
+    plan = study.plan
+    report = validate_sources(plan, study.files, root=study.root, symlinks=study.links,
+                              responses=study.responses, keys=study.keys)
+    sheets = mapped_back(plan, report.sheets, None, study.keys)
+    reconciliations = tuple(parse_reconciliation(plan, path, data)
+                            for path, data in sorted(study.files.items())
+                            if classify(plan, path).kind == "reconciliation" and path not in study.links)
+    rescores = mapped_back(plan, report.amendment_sheets, None, study.keys)
+    return StudyReading(study, report, tuple(sheets), reconciliations, tuple(rescores))
+
+
+def blind_keys(plan: Plan, found: Mapping[str, bytes]) -> dict[str, bytes]:
+    """The keys among `found` (repository path -> bytes) of the plan's blind passes, by pass."""
+    from aoven_git.naming import blind_key_path
+
+    paths = {blind_key_path(plan, p.id): p.id for p in plan.passes if p.blind}
+    return {paths[path]: data for path, data in found.items() if path in paths}
+
+
+def work_tree_keys(root: Path, plan: Plan) -> dict[str, bytes]:
+    """The blind keys in the work tree (a regular file at `blind/<pass>/key.json`; a link is not
+    a key)."""
+    from aoven_git.naming import blind_key_path
+
+    found = {}
+    for p in (p for p in plan.passes if p.blind):
+        path = root / blind_key_path(plan, p.id)
+        if path.is_file() and not path.is_symlink():
+            found[blind_key_path(plan, p.id)] = path.read_bytes()
+    return blind_keys(plan, found)
+
+
+def work_tree_study(root: Path, plan: Plan, *, amendments: bool = True) -> StudyFiles:
+    """The study in the work tree: every score and reconciliation file (`work_tree_sources`) and
+    the blind keys beside them."""
+    files, links = work_tree_sources(root, plan, amendments=amendments)
+    return StudyFiles(plan, files, frozenset(links), work_tree_keys(root, plan), root)
+
+
+def index_study(root: Path, plan: Plan) -> StudyFiles:
+    """The study as staged in the git index: its score and reconciliation files, the response texts
+    (for quotes) and the staged blind keys (three git calls)."""
+    from aoven_git import gitio
+
+    blobs = gitio.staged_blobs(root, [plan.study_dir])
+    links = gitio.staged_symlinks(root, [plan.study_dir])
+    files = {p: b for p, b in blobs.items() if checked(plan, p)}
+    responses = {p: b.decode("utf-8", "replace") for p, b in blobs.items()
+                 if p.endswith(".md") and p not in files and p not in links}
+    keys = blind_keys(plan, {p: b for p, b in blobs.items() if p not in links})  # keys lie in the study dir
+    return StudyFiles(plan, files, frozenset(links & set(files)), keys, root, responses)
+
+
+def revision_study(root: Path, plan: Plan, commit: str) -> StudyFiles:
+    """The study as committed at `commit` (its own committed plan given): score and reconciliation
+    files, response texts and blind keys, read from one tree walk (docs/design.md, "The report reads
+    what was verified")."""
+    from aoven_git import gitio
+
+    tree, links = gitio.tree_files(root, commit, plan.study_dir, limit=MAX_BYTES)
+    files = {p: d for p, d in tree.items() if classify(plan, p).kind in STUDY_KINDS}
+    responses = {p: d.decode("utf-8", "replace") for p, d in tree.items() if p.endswith(".md")}
+    keys = blind_keys(plan, {p: d for p, d in tree.items() if p not in links})
+    return StudyFiles(plan, files, frozenset(links & set(files)), keys, None, responses)
 
 
 def with_findings(report: ValidationReport, path: str, extra: Sequence[Finding]) -> ValidationReport:

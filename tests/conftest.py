@@ -40,6 +40,8 @@ def isolated_git_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     # reports state when they were generated; a fixed time keeps reruns (and goldens) identical
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1798761600")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    # `seal` keeps copies of sealed sheets under $AOVEN_GIT_HOME: never in the real home directory
+    monkeypatch.setenv("AOVEN_GIT_HOME", str(tmp_path_factory.getbasetemp() / "aoven-git-home"))
     for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
                 "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
         monkeypatch.delenv(var, raising=False)

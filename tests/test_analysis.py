@@ -85,6 +85,8 @@ CONTRACT_KEYS = {
     "deviations",
     "reconciliation",
     "blind_passes",
+    "protocol_deviations",
+    "uncertainty",
 }
 COMPLETE = {"ok": True, "status": "complete", "seals": [], "violations": []}
 

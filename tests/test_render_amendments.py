@@ -44,7 +44,7 @@ def test_markdown_amendments_beside_the_preregistered_verdict() -> None:
     assert "⚪ NOT-READY (exploratory) beside the pre-registered PASS: required rater logician" in second
     assert "**Not ready because:**\n\n- required rater logician has not revealed the re-scores" in second
     assert "| verdict | 🟢 PASS | ⚪ NOT-READY |" in second
-    assert "| improvement | 42.9% | undefined |" in second
+    assert "| improvement | 42.9% | withheld |" in second  # held back while NOT-READY, not undefined
     assert "Changed scores: each rater's re-score that differs from their score before: none." in second
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import venv
@@ -91,10 +92,26 @@ def bare_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def make_venv(where: Path, *, with_aoven_git: bool) -> Path:
     """A real virtual environment (no pip, to stay fast). With aoven-git: it sees the packages of
-    the interpreter running the tests (aoven-git is installed there); without: a bare Python."""
-    venv.EnvBuilder(system_site_packages=with_aoven_git, with_pip=False, symlinks=True).create(where)
+    the interpreter running the tests (aoven-git and its dependencies are installed there);
+    without: a bare Python.
+
+    `system_site_packages` alone is not enough: when the tests themselves run inside a virtual
+    environment (what the README's install commands make), it would give the new environment the
+    *base* interpreter's packages, which need not hold click, GitPython or aoven-git. So the
+    running interpreter's own site directories are added by a `.pth` file (processed like
+    site-packages, so an editable install's own `.pth` works too)."""
+    venv.EnvBuilder(system_site_packages=False, with_pip=False, symlinks=True).create(where)
     python = where / "bin" / "python"
     assert python.exists()
+    if with_aoven_git:
+        site_dirs = [*site.getsitepackages()]
+        if site.ENABLE_USER_SITE:
+            site_dirs.append(site.getusersitepackages())
+        ask = "import sysconfig; print(sysconfig.get_path('purelib'))"
+        purelib = subprocess.run([str(python), "-c", ask], capture_output=True, text=True,
+                                 check=True).stdout.strip()
+        Path(purelib, "_tests_parent_site.pth").write_text(
+            f"import site; list(map(site.addsitedir, {site_dirs!r}))\n")
     return python
 
 

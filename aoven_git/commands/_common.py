@@ -16,6 +16,10 @@ from aoven_git.model import Pass, Plan, Round
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: the plans the pre-commit hook checks, one value each (`install-hook --plan`); none recorded:
+#: `aoven.yaml` at the repository root
+PLAN_KEY = "aoven-git.plan"
+
 
 @dataclass
 class Study:

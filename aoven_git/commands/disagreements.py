@@ -28,6 +28,7 @@ from pathlib import Path
 import click
 
 from aoven_git.commands._common import Study, chosen_scope, format_option, study_options
+from aoven_git.commands._push import Upstream, push_option
 from aoven_git.errors import FindingsError, UsageError
 from aoven_git.model import Pass, Plan, ScoreSheet
 from aoven_git.reconciliation import (
@@ -41,12 +42,16 @@ from aoven_git.reconciliation import (
 
 def _sheets(study: Study, plan: Plan, pass_id: str, round_id: str,
             amendment: str | None = None) -> list[ScoreSheet]:
-    from aoven_git.naming import classify
-    from aoven_git.validation import validate_sources, work_tree_sources
+    from dataclasses import replace
 
-    files, links = work_tree_sources(study.root, plan, amendments=amendment is not None)
-    scores = {p: b for p, b in files.items() if classify(plan, p).kind == "score"}
-    report = validate_sources(plan, scores, root=None, symlinks=links & set(scores))
+    from aoven_git.naming import classify
+    from aoven_git.validation import read_study, work_tree_study
+
+    study_files = work_tree_study(study.root, plan, amendments=amendment is not None)
+    scores = {p: b for p, b in study_files.files.items() if classify(plan, p).kind == "score"}
+    # the scores alone, without quote checks (root None): the listing rests on the cells
+    reading = read_study(replace(study_files, files=scores, links=study_files.links & set(scores), root=None))
+    report = reading.validation
     bad = []
     for f in report.files:
         ours = (f.pass_id, f.round_id, f.amendment) == (pass_id, round_id, amendment)
@@ -62,10 +67,8 @@ def _sheets(study: Study, plan: Plan, pass_id: str, round_id: str,
         )
     if amendment:
         return report.amendment_sheets  # re-scores are kept apart
-    from aoven_git.validation import mapped_back
-
     # a blind pass's reconciliation settles cells by question and condition, once its key is in
-    return mapped_back(plan, report.sheets, study.root, None)
+    return list(reading.sheets)
 
 
 def _of(sheets: list[ScoreSheet], pass_id: str, round_id: str, amendment: str | None) -> list[ScoreSheet]:
@@ -245,12 +248,19 @@ def _write(study: Study, plan: Plan, pass_id: str, round_id: str, ds: list[Disag
 )
 @click.option("--rater", default=None,
               help="With --write: whose rows to add (default: the rater whose e-mail is your git identity).")
+@push_option
 @format_option("text", "json")
 def command(study: Study, pass_id: str | None, round_id: str | None, amendment: str | None, write: bool,
-            rater: str | None, fmt: str) -> int:
+            rater: str | None, push: bool, fmt: str) -> int:
     """List the cells where raters differ and mark the flagged ones (spread > rules.flag_spread)."""
     plan = study.plan
     p, rnd = chosen_scope(plan, pass_id, round_id, amendment)
+    up = _pull_for_write(study, p.id, rnd.id, amendment, rater) if push and write else None
+    if push and not write:
+        raise UsageError("--push commits and pushes your reconciliation rows: use it with --write")
+    if up is not None:
+        plan = study.plan  # the pull may have brought a newer plan
+        p, rnd = chosen_scope(plan, pass_id, round_id, amendment)
     every = _sheets(study, plan, p.id, rnd.id, amendment)
     sheets = _of(every, p.id, rnd.id, amendment)
     by_cell, ds = flagged_cells(plan, sheets, p.id, rnd.id)
@@ -262,21 +272,10 @@ def command(study: Study, pass_id: str | None, round_id: str | None, amendment: 
         _refuse_opaque(plan, p, rnd.id, ds)
         rater_id = writing_rater(study, plan, rater)
         written, added = _write(study, plan, p.id, rnd.id, ds, rater_id, amendment)
+    shared = _commit_and_push(study, up, written, rater_id, p.id, rnd.id, amendment) if up else []
     if fmt == "json":
-        doc = {
-            "pass": p.id,
-            "round": rnd.id,
-            "amendment": amendment,
-            "flag_spread": plan.rules.flag_spread,
-            "raters": raters,
-            "cells_scored": len(by_cell),
-            "cells": [
-                {"cell": str(d.key), "scores": d.scores, "spread": d.spread, "flagged": d.flagged} for d in ds
-            ],
-            "flagged": [str(d.key) for d in ds if d.flagged],
-            "reconciliation": written,
-            "rows_added": added,
-        }
+        doc = _listing(plan, p.id, rnd.id, amendment, raters, len(by_cell), ds)
+        doc.update({"reconciliation": written, "rows_added": added, **({"pushed": shared} if up else {})})
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return 0
     click.echo(
@@ -292,7 +291,72 @@ def command(study: Study, pass_id: str | None, round_id: str | None, amendment: 
     if pass_id is None and amendment is None:
         for line in _elsewhere(plan, every, p.id, rnd.id):
             click.echo(line)
+    for line in shared:
+        click.echo(line)
     return 0
+
+
+def _pull_for_write(study: Study, pass_id: str, round_id: str, amendment: str | None,
+                    rater: str | None) -> Upstream:
+    """`--write --push`: pull with rebase before writing, carrying the rater's uncommitted rows of
+    the reconciliation file across (merged with the rows others pushed; a conflict refuses)."""
+    from aoven_git.commands import _push
+
+    plan = study.plan
+    writing_rater(study, plan, rater)  # usage errors before anything changes
+    rel = reconciliation_file(study, plan, pass_id, round_id, amendment)
+    empty = _template(plan, pass_id, round_id, [], "\n", amendment).encode("utf-8")
+    carried = _push.Carried(rel, empty, lambda data: _merged_rows_problem(plan, rel, data))
+    return _push.pull(study, carry=(carried,))
+
+
+def _merged_rows_problem(plan: Plan, path: str, data: bytes) -> str | None:
+    """Two raters' rows merged line by line must still be one row per cell and rater: when both
+    sides changed the same row, say so instead of keeping both."""
+    seen: set[tuple[str, str]] = set()
+    twice = []
+    for r in parse_reconciliation(plan, path, data).rows:
+        key = (str(r.key), r.rater)
+        if key in seen:
+            twice.append(f"{key[0]} ({key[1]})")
+        seen.add(key)
+    return f"both sides have a row for {', '.join(twice[:3])}" if twice else None
+
+
+def _commit_and_push(study: Study, up: Upstream, path: str | None, rater: str, pass_id: str,
+                     round_id: str, amendment: str | None) -> list[str]:
+    """Commit the reconciliation file as it stands (the rater's own statements: rows count only
+    when their rater commits them) and push; what to tell the user."""
+    from aoven_git import gitio
+    from aoven_git.commands import _push
+
+    lines = []
+    if path is not None and gitio.changed_against_head(study.root, path, untracked=True):
+        scope = f"{pass_id}/{round_id}" + (f" of amendment {amendment}" if amendment else "")
+        gitio.add(study.root, [path])
+        sha = gitio.commit_only(study.root, [path], f"Reconciliation: {rater}'s rows of {scope}\n")
+        lines.append(f"committed {path} in {sha[:10]}")
+    else:
+        lines.append("nothing to commit: the reconciliation file is as committed")
+    lines.append(_push.push(study.root, up))
+    return lines
+
+
+def _listing(plan: Plan, pass_id: str, round_id: str, amendment: str | None, raters: list[str],
+             scored: int, ds: list[Disagreement]) -> dict[str, object]:
+    """The JSON listing of the cells (docs/commands.md, `disagreements`)."""
+    return {
+        "pass": pass_id,
+        "round": round_id,
+        "amendment": amendment,
+        "flag_spread": plan.rules.flag_spread,
+        "raters": raters,
+        "cells_scored": scored,
+        "cells": [
+            {"cell": str(d.key), "scores": d.scores, "spread": d.spread, "flagged": d.flagged} for d in ds
+        ],
+        "flagged": [str(d.key) for d in ds if d.flagged],
+    }
 
 
 def _print_cells(ds: list[Disagreement]) -> None:

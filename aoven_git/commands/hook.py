@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from aoven_git.commands._common import Study, study_options
+from aoven_git.commands._common import PLAN_KEY, Study, study_options
 
 
 def _plans(study: Study) -> tuple[str, object | None]:
@@ -53,7 +53,7 @@ def _validation(study: Study, plan: object, hist: object, paths: list[str]) -> l
     score file is read along: a reconciliation's flagged cells (where a wrong quote is an error)
     come from the scores, which this commit need not touch."""
     from aoven_git import gitio, naming
-    from aoven_git.validation import validate_sources
+    from aoven_git.validation import StudyFiles, read_study
 
     if not paths:
         return []
@@ -65,8 +65,8 @@ def _validation(study: Study, plan: object, hist: object, paths: list[str]) -> l
     wanted = {p: e.blob for p, e in staged.items() if responses.match(p)}
     found = gitio.cat_file(study.root, list(wanted.values()))
     texts = {p: obj[1].decode("utf-8", "replace") for p, blob in wanted.items() if (obj := found.get(blob))}
-    report = validate_sources(plan, files, root=study.root, symlinks=links, responses=texts,  # type: ignore[arg-type]
-                              keys=_staged_keys(plan, hist))
+    source = StudyFiles(plan, files, frozenset(links), _staged_keys(plan, hist), study.root, texts)  # type: ignore[arg-type]
+    report = read_study(source).validation
     return [f"{f.path}:{f.line or 1}: {f.code}: {f.message}" for fr in report.files if fr.path in paths
             for f in fr.errors if not (fr.kind == "reconciliation" and f.code in DEFERRED)]
 
@@ -84,16 +84,19 @@ def _amend_hint(study: Study, paths: set[str]) -> set[str]:
 def row_warnings(plan: object, hist: object, paths: list[str], email: str) -> list[str]:
     """Reconciliation rows this commit writes for a rater it is not made by: they will count for
     nobody. A warning, not a refusal: it breaks no seal, but the cell then lacks that rater's own
-    statement (docs/sealing.md, "Attributed consensus")."""
+    statement (docs/sealing.md, "Attributed consensus"). The staged commit's parents are HEAD and,
+    while a merge is concluded, MERGE_HEAD: a row the merge carries from either is not written by
+    it (`attribution.written`, the rule verify-seal applies)."""
     from aoven_git.reconciliation import rows_not_by
 
     nodes = hist.nodes  # type: ignore[attr-defined]
     out = []
     for path in paths:
         new = hist.blobs.get(nodes[-1].state[path].blob, b"")  # type: ignore[attr-defined]
-        old_entry = nodes[0].state.get(path) if len(nodes) > 1 else None
-        old = hist.blobs.get(old_entry.blob) if old_entry else None  # type: ignore[attr-defined]
-        out += [f"{f.path}:{f.line}: {f.code}: {f.message}" for f in rows_not_by(plan, path, new, old, email)]  # type: ignore[arg-type]
+        parents = [hist.blobs.get(e.blob) if (e := n.state.get(path)) else None  # type: ignore[attr-defined]
+                   for n in nodes[:-1]]
+        found = rows_not_by(plan, path, new, parents, email)  # type: ignore[arg-type]
+        out += [f"{f.path}:{f.line}: {f.code}: {f.message}" for f in found]
     return out
 
 
@@ -126,6 +129,27 @@ def key_copies_elsewhere(study: Study, plan: Any, plan_rel: str, hist: Any) -> l
     return out
 
 
+def studies(study: Study) -> list[tuple[Study, bool]]:
+    """The studies the hook checks, each with whether its plan must exist: the plan given with
+    `--plan`; else every plan `install-hook --plan` recorded (`git config aoven-git.plan`), and
+    `aoven.yaml` at the root when it exists too; else `aoven.yaml` at the root."""
+    from dataclasses import replace
+
+    from aoven_git import gitio
+
+    default = study.root / "aoven.yaml"
+    if study.plan_file != default:
+        return [(study, True)]
+    recorded = [r for r in gitio.config_values(study.root, PLAN_KEY) if r != "aoven.yaml"]
+    found = [(replace(study, plan_file=study.root / r), True) for r in recorded]
+    return [*found, (study, not found)]
+
+
+def no_plan(study: Study) -> str:
+    """Why nothing was checked: the hook must never pass silently for want of a plan."""
+    shown = study.relpath(study.plan_file)
+    return (f"no plan at {shown} (neither staged nor in HEAD): nothing was checked. If the plan lives "
+            "elsewhere, run `aoven-git install-hook --plan <path>` (once per plan)")
 def _token_changes(study: Study, plan: Any) -> list[str]:
     """Committed time-stamp tokens are write-once (docs/sealing.md, "Independent time anchors");
     one `git diff --cached` and only when the plan declares `security.timestamps`."""
@@ -138,7 +162,22 @@ def _token_changes(study: Study, plan: Any) -> list[str]:
 
 
 def messages(study: Study) -> tuple[list[str], list[str]]:
-    """The problems that refuse the commit, and warnings that do not."""
+    """The problems that refuse the commit, and warnings that do not, over every study the hook
+    checks (`studies`)."""
+    problems: list[str] = []
+    warnings: list[str] = []
+    for one, required in studies(study):
+        found = study_messages(one)
+        if found is None:
+            warnings += [no_plan(one)] if required else []
+            continue
+        problems += found[0]
+        warnings += found[1]
+    return problems, warnings
+
+
+def study_messages(study: Study) -> tuple[list[str], list[str]] | None:
+    """The problems and warnings of one study; None when its plan is neither staged nor in HEAD."""
     from aoven_git import ledger, naming
     from aoven_git.history import staged_history
     from aoven_git.plan import MAX_PLAN_BYTES
@@ -147,7 +186,7 @@ def messages(study: Study) -> tuple[list[str], list[str]]:
 
     plan_rel, plan = _plans(study)
     if plan is None:
-        return [], []
+        return None
     hist = staged_history(str(study.root), track=lambda p: ledger.tracked(plan, plan_rel, p),  # type: ignore[arg-type]
                           want_blob=ledger.want_blob(plan, plan_rel, MAX_PLAN_BYTES))  # type: ignore[arg-type]
     staged = hist.nodes[-1].state

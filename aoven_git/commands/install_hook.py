@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from aoven_git.commands._common import Study, study_options
+from aoven_git.commands._common import PLAN_KEY, Study, study_options
 from aoven_git.errors import CannotVerify, UsageError
 
 MARKER = "aoven-git hook pre-commit"
@@ -67,19 +67,47 @@ def record_python(root: Path) -> tuple[str | None, str | None]:
     return python, previous
 
 
+def plan_to_record(study: Study) -> str | None:
+    """The plan given with `--plan`, repository-relative, for the hook (which runs without
+    options) to find; None for the default plan (`aoven.yaml` at the root), which needs no
+    record. A missing file is refused before anything is written."""
+    rel = study.relpath(study.plan_file)
+    if rel == "aoven.yaml":
+        return None
+    if not study.plan_file.is_file():
+        raise UsageError(f"--plan {rel}: no such file; the hook would find no plan to check")
+    return rel
+
+
+def record_plan(root: Path, rel: str) -> list[str]:
+    """Record `rel` beside the plans recorded before: a repository with several studies (one plan
+    and study folder each) has the hook check every one. Returns every recorded plan."""
+    from aoven_git import gitio
+
+    if rel not in gitio.config_values(root, PLAN_KEY):
+        gitio.config_add(root, PLAN_KEY, rel)
+    return gitio.config_values(root, PLAN_KEY)
+
+
 @click.command("install-hook")
 @study_options
 @click.option("--force", is_flag=True, help="Replace an existing pre-commit hook that is not aoven-git's.")
 def command(study: Study, force: bool) -> int:
     """Install the pre-commit hook (into core.hooksPath when it is set, else .git/hooks) and record
-    this Python for it, so commits are checked without an active virtual environment. Run it in
-    every clone: hooks are not cloned."""
+    this Python for it, so commits are checked without an active virtual environment. With --plan,
+    record that plan for the hook too (once per study, for several studies). Run it in every clone:
+    hooks are not cloned."""
     if not study.in_git:
         raise CannotVerify(f"{study.root} is not a git repository")
     from aoven_git import gitio
 
+    plan = plan_to_record(study)
     target = gitio.hooks_dir(study.root) / "pre-commit"
     click.echo(f"{write_hook(target, force)} {target}")
+    if plan is not None:
+        plans = ", ".join(record_plan(study.root, plan))
+        click.echo(f"the hook checks the plan {plan}, recorded as git config {PLAN_KEY} (every plan it "
+                   f"checks: {plans})")
     python, previous = record_python(study.root)
     if python is None:
         click.echo("could not tell which Python runs aoven-git: the hook will look for `aoven-git` on "

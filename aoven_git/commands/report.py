@@ -33,24 +33,17 @@ def build_report(
     caller has it already (`status`: one history read for both); else it is read here."""
     from aoven_git.amendments import explore
     from aoven_git.analysis import analyse
-    from aoven_git.naming import classify
-    from aoven_git.reconciliation import parse_reconciliation
     from aoven_git.report_inputs import gather, seal_status
-    from aoven_git.validation import validate_sources
+    from aoven_git.validation import read_study
 
     inputs = gather(study, rev=rev, work_tree=work_tree)
     plan = inputs.plan
-    checked = validate_sources(plan, inputs.files, root=inputs.root, symlinks=inputs.links,
-                               responses=inputs.responses)
-    reconciliations = [
-        parse_reconciliation(plan, path, data)
-        for path, data in sorted(inputs.files.items())
-        if classify(plan, path).kind == "reconciliation" and path not in inputs.links
-    ]
+    reading = read_study(inputs.study)  # the one reading of a study (docs/design.md)
+    checked = reading.validation
     data = analyse(
         plan,
-        sheets=checked.sheets,
-        reconciliations=reconciliations,
+        sheets=reading.sheets,
+        reconciliations=reading.reconciliations,
         round_id=round_id,
         seals=seals if seals is not None and seals.get("commit") == inputs.commit else seal_status(
             study, inputs.commit),
@@ -59,7 +52,7 @@ def build_report(
         seed=seed,
         source=inputs.source,
         blockers=inputs.blockers,
-        blind_keys=inputs.blind_keys,
+        blind_keys=inputs.study.keys,
     )
     return explore(data, checked.amendment_sheets).as_dict()
 
@@ -83,19 +76,27 @@ def load_report(path: str) -> dict[str, Any]:
 SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".json": "json", ".html": "html", ".htm": "html"}
 
 
+def _accepted() -> str:
+    return ", ".join(SUFFIXES)
+
+
 def output_formats(outputs: tuple[str, ...], fmt: str, explicit: bool) -> list[tuple[str, str]]:
     """(path, format) of each -o. A single file takes --format when it is given, else its suffix's
-    format, else markdown; several files each take their suffix's (checked before anything is
-    computed or written)."""
-    if len(outputs) == 1:
-        found = SUFFIXES.get(Path(outputs[0]).suffix.lower())
-        return [(outputs[0], fmt if explicit or found is None else found)]
+    format, else (no suffix) markdown; several files each take their suffix's. A suffix that names
+    no format we write (`report.pdf`) is refused: the file would hold Markdown under a name that
+    promises something else. Checked before anything is computed or written."""
     out = []
     for path in outputs:
-        found = SUFFIXES.get(Path(path).suffix.lower())
+        suffix = Path(path).suffix.lower()
+        found = SUFFIXES.get(suffix)
+        if found is None and suffix:
+            raise UsageError(f"-o {path}: aoven-git cannot write {suffix} files; the accepted suffixes "
+                             f"are {_accepted()} (or no suffix, with --format)")
+        if len(outputs) == 1:
+            return [(path, fmt if explicit or found is None else found)]
         if found is None:
             raise UsageError(f"-o {path}: with several outputs each file's format comes from its suffix "
-                             "(.md, .json or .html)")
+                             f"({_accepted()})")
         out.append((path, found))
     return out
 

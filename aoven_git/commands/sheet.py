@@ -10,6 +10,7 @@ committed corpus, `| Item | D1 | … |`, in id order (docs/blinding.md).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -81,8 +82,16 @@ def _annotation_help(plan: Plan, dims: tuple[str, ...], layout: str) -> list[str
     return out
 
 
-def _table(plan: Plan, sheet: SheetId, layout: str, items: list[str] | None) -> list[str]:
-    """The empty score table: rows of (question, condition), or of blind items."""
+def _long_row(row: tuple[str, ...], dim: str, entries: Mapping[str, tuple[str, str]]) -> str:
+    """One row of the long layout, filled from `entries` ("<row>/<dim>" → (score, citation))."""
+    score, citation = entries.get("/".join((*row, dim)), ("", ""))
+    return "| " + " | ".join([*row, dim, score, "", citation]) + " |"
+
+
+def _table(plan: Plan, sheet: SheetId, layout: str, items: list[str] | None,
+           entries: Mapping[str, tuple[str, str]] | None = None) -> list[str]:
+    """The score table: rows of (question, condition), or of blind items; empty unless the long
+    layout is given `entries` (the scoring page's cells, docs/score-files.md)."""
     rnd = plan.round_(sheet.round_id)
     assert rnd is not None
     conditions, dims = _scope(plan, sheet)
@@ -97,14 +106,20 @@ def _table(plan: Plan, sheet: SheetId, layout: str, items: list[str] | None) -> 
     keys = ["Item"] if items is not None else ["Question", "Condition"]
     lines = ["| " + " | ".join([*keys, "Dimension", "Score", "Transition", "Citation"]) + " |",
              "|" + "---|" * (len(keys) + 4)]
+    if entries:
+        return lines + [_long_row(row, d, entries) for row in rows for d in dims]
     lines += ["| " + " | ".join([*row, d]) + " |  |  |  |" for row in rows for d in dims]
     return lines
 
 
-def render_sheet(plan: Plan, sheet: SheetId, layout: str, items: list[str] | None = None) -> str:
+def render_sheet(plan: Plan, sheet: SheetId, layout: str, items: list[str] | None = None,
+                 entries: Mapping[str, tuple[str, str]] | None = None) -> str:
     """The blank sheet's Markdown (pure: tests fill it in and validate it). `items` are the blind
-    ids of a blind pass's corpus: then the rows are those items, with no condition."""
-    return "\n".join([*_head(plan, sheet, layout, items), *_table(plan, sheet, layout, items)]) + "\n"
+    ids of a blind pass's corpus: then the rows are those items, with no condition. `entries`
+    ("Q1/A/D1" or "<item>/D1" → (score, citation), already escaped for a table cell) fill the long
+    layout: the scoring page writes its sheet through this one writer."""
+    body = _table(plan, sheet, layout, items, entries)
+    return "\n".join([*_head(plan, sheet, layout, items), *body]) + "\n"
 
 
 def resolve_sheet(plan: Plan, rater_id: str, pass_id: str | None, round_id: str | None,

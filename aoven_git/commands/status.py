@@ -35,7 +35,7 @@ from aoven_git.progress import (
     scopes,
     sheet_state,
 )
-from aoven_git.validation import ValidationReport
+from aoven_git.validation import StudyReading, ValidationReport
 
 
 def person(study: Study, plan: Plan, rater: str | None) -> Person:
@@ -121,15 +121,15 @@ def _blind(study: Study, plan: Plan, head_paths: set[str], documents: Sequence[M
     return out
 
 
-def _reconciling(study: Study, plan: Plan, checked: ValidationReport, sheets: Sequence[SheetProgress],
+def _reconciling(study: Study, reading: StudyReading, sheets: Sequence[SheetProgress],
                  seals: Mapping[str, Any] | None, blind: Sequence[BlindProgress]) -> list[Reconciling]:
     """For every pass and round (of an amendment) whose sheets are all revealed, the flagged cells'
     rows still due, from the reconciliation file `disagreements --write` extends."""
     from aoven_git.reconciliation import flagged_cells
-    from aoven_git.validation import mapped_back
 
+    plan = reading.source.plan
     pending_blind = {b.pass_id for b in blind if b.state != "unblinded"}
-    pool = mapped_back(plan, [*checked.sheets, *checked.amendment_sheets], study.root, None)
+    pool = [*reading.sheets, *reading.amendment_sheets]
     groups: dict[tuple[str, str, str | None], list[SheetProgress]] = {}
     for s in sheets:
         groups.setdefault((s.sheet.pass_id, s.sheet.round_id, s.sheet.amendment), []).append(s)
@@ -212,13 +212,13 @@ def _head(study: Study) -> tuple[str | None, set[str], dict[str, Any] | None]:
 
 def gather(study: Study, rater: str | None) -> Progress:
     """The study's progress as `progress.py` lays it out, and the steps of the person."""
-    from aoven_git.validation import validate_sources, work_tree_sources
+    from aoven_git.validation import read_study, work_tree_study
 
     plan = study.plan
     who = person(study, plan, rater)
     head, head_paths, seals = _head(study)
-    files, links = work_tree_sources(study.root, plan, amendments=True)
-    checked = validate_sources(plan, files, root=study.root, symlinks=links)
+    reading = read_study(work_tree_study(study.root, plan))
+    checked = reading.validation
     written, sealed = _written(checked), _sealed(seals)
     rounds = _rounds(plan, written, sealed)
     verdicts, documents = _verdicts(study, rounds, seals)
@@ -226,7 +226,7 @@ def gather(study: Study, rater: str | None) -> Progress:
     unblinded = {b.pass_id for b in blind if b.state != "not-blinded"}
     sheets = _sheets(plan, rounds, written, sealed, head_paths, unblinded)
     plan_path = study.relpath(study.plan_file)
-    reconciling = _reconciling(study, plan, checked, sheets, seals, blind)
+    reconciling = _reconciling(study, reading, sheets, seals, blind)
     progress = Progress(plan.study, who, study.in_git, head, plan_path in head_paths, tuple(sheets),
                         tuple(reconciling), tuple(blind), tuple(verdicts))
     return finish(plan, progress, plan_path)

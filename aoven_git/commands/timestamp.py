@@ -99,13 +99,19 @@ def _candidates(plan: Plan, commit: str) -> list[str]:
     return [token_path(commit, i) for i in range(len(stamps.authorities) if stamps else 0)]
 
 
-def anchor_and_report(study: Study, commit: str | None) -> None:
-    """`--timestamp` of seal, reveal and unblind: anchor the commit just made and say so."""
+def anchor_and_report(study: Study, commit: str | None, up: object | None = None) -> None:
+    """`--timestamp` of seal, reveal and unblind: anchor the commit just made and say so. With
+    `--push` (`up`), the commit is anchored as pushed (a rebase changes commit ids) and the token
+    commit is pushed after it."""
     if not commit:
         raise UsageError("--timestamp needs a commit: it cannot be combined with --no-commit")
     written, sha = anchor(study.root, study.plan, commit)
     if sha:
         click.echo(f"time-stamped {commit[:10]}: {', '.join(written)} committed in {sha[:10]}.")
+        if up is not None:
+            from aoven_git.commands import _push
+
+            click.echo(_push.push(study.root, up))  # type: ignore[arg-type]
 
 
 @click.command("timestamp")

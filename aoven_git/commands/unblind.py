@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from aoven_git.commands._common import Study, study_options
+from aoven_git.commands._push import push_option
 from aoven_git.errors import CannotVerify, FindingsError, UsageError
 from aoven_git.model import Pass, Plan, SheetId
 
@@ -95,11 +96,13 @@ def _commit(study: Study, plan: Plan, p: Pass, data: bytes) -> tuple[str, str]:
 @click.option("--pass", "pass_id", required=True, help="The blind pass whose key to commit.")
 @click.option("--key", "key_file", required=True, type=click.Path(dir_okay=False),
               help="The key file `aoven-git blind` wrote.")
+@push_option
 @click.option("--timestamp", is_flag=True,
               help="Then commit RFC 3161 tokens over the new commit (`aoven-git timestamp`).")
-def command(study: Study, pass_id: str, key_file: str, timestamp: bool) -> int:
+def command(study: Study, pass_id: str, key_file: str, push: bool, timestamp: bool) -> int:
     """Commit the key of blind pass P as blind/P/key.json, once every required rater has sealed."""
     from aoven_git import gitio, naming
+    from aoven_git.commands import _push
     from aoven_git.commands.blind import blind_pass
 
     if not study.in_git:
@@ -107,6 +110,11 @@ def command(study: Study, pass_id: str, key_file: str, timestamp: bool) -> int:
     plan = study.plan
     p = blind_pass(plan, pass_id)
     data = read_key(Path(key_file), p.id)
+    up = None
+    if push:  # after the usage checks: the others' seals are what unblinding waits for
+        up = _push.pull(study)
+        plan = study.plan
+        p = blind_pass(plan, pass_id)
     head = gitio.head_commit(study.root)
     head_paths = {x for x, _, _ in gitio.tree_entries(study.root, head)} if head else set()
     key_path = naming.blind_key_path(plan, p.id)
@@ -123,8 +131,10 @@ def command(study: Study, pass_id: str, key_file: str, timestamp: bool) -> int:
     except OSError as exc:
         raise UsageError(f"cannot write {naming.blind_key_path(plan, p.id)}: {exc.strerror or exc}") from None
     click.echo(f"unblinded pass {p.id}: {rel} committed in {sha[:10]}; raters can now reveal their sheets")
+    if up is not None:
+        click.echo(_push.push(study.root, up))
     if timestamp:
         from aoven_git.commands.timestamp import anchor_and_report
 
-        anchor_and_report(study, sha)
+        anchor_and_report(study, gitio.head_commit(study.root) if up is not None else sha, up)
     return 0

@@ -16,7 +16,16 @@ import click
 from aoven_git.commands._common import Study, format_option, study_options
 from aoven_git.errors import CannotVerify, UsageError
 from aoven_git.model import Plan
-from aoven_git.validation import STUDY_KINDS, FileResult, ValidationReport, read_limited, validate_sources
+from aoven_git.validation import (
+    FileResult,
+    StudyFiles,
+    ValidationReport,
+    checked,
+    read_limited,
+    read_study,
+    work_tree_keys,
+    work_tree_study,
+)
 
 
 def _relpath(study: Study, name: str) -> str:
@@ -32,13 +41,11 @@ def _relpath(study: Study, name: str) -> str:
 
 def _pick(study: Study, plan: Plan, files: tuple[str, ...]) -> list[str]:
     """Repository-relative paths of FILES, each a score/reconciliation file of the study dir."""
-    from aoven_git.naming import classify
-
     out: list[str] = []
     bad: list[str] = []
     for name in files:
         rel = _relpath(study, name)
-        if classify(plan, rel).kind not in STUDY_KINDS:
+        if not checked(plan, rel):
             bad.append(f"{name} ({rel})" if rel != name else name)
             continue
         out.append(rel)
@@ -50,37 +57,19 @@ def _pick(study: Study, plan: Plan, files: tuple[str, ...]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _from_index(
-    study: Study, plan: Plan, wanted: list[str] | None
-) -> tuple[dict[str, bytes], set[str], dict[str, str]]:
-    from aoven_git import gitio
-    from aoven_git.naming import classify
+def _from_index(study: Study, plan: Plan, wanted: list[str] | None) -> StudyFiles:
+    """The study as staged (`--staged` judges the index, blind keys included), narrowed to FILES."""
+    from aoven_git.validation import index_study
 
     if not study.in_git:
         raise CannotVerify(f"--staged reads the git index, but {study.root} is not a git repository")
-    blobs = gitio.staged_blobs(study.root, [plan.study_dir])
-    links = gitio.staged_symlinks(study.root, [plan.study_dir])
-    files = {p: b for p, b in blobs.items() if classify(plan, p).kind in STUDY_KINDS}
-    if wanted is not None:
-        absent = [p for p in wanted if p not in files]
-        if absent:
-            raise UsageError(f"not in the git index (stage it with `git add` first): {', '.join(absent)}")
-        files = {p: files[p] for p in wanted}
-    responses = {
-        p: b.decode("utf-8", "replace")
-        for p, b in blobs.items()
-        if p.endswith(".md") and p not in files and p not in links
-    }
-    return files, links & set(files), responses
-
-
-def _staged_keys(study: Study, plan: Plan) -> dict[str, bytes]:
-    """The blind keys staged in the index (`--staged` judges the index, keys included)."""
-    from aoven_git import gitio, naming
-    from aoven_git.report_inputs import blind_keys
-
-    paths = [naming.blind_key_path(plan, p.id) for p in plan.passes if p.blind]
-    return blind_keys(plan, gitio.staged_blobs(study.root, paths)) if paths else {}
+    staged = index_study(study.root, plan)
+    if wanted is None:
+        return staged
+    absent = [p for p in wanted if p not in staged.files]
+    if absent:
+        raise UsageError(f"not in the git index (stage it with `git add` first): {', '.join(absent)}")
+    return staged.only(wanted)
 
 
 def _from_work_tree(study: Study, plan: Plan, wanted: list[str]) -> tuple[dict[str, bytes], set[str]]:
@@ -105,8 +94,10 @@ def _from_work_tree(study: Study, plan: Plan, wanted: list[str]) -> tuple[dict[s
 
 def _attribution_warnings(study: Study, plan: Plan, report: ValidationReport, sources: dict[str, bytes],
                           links: set[str]) -> ValidationReport:
-    """Warn about reconciliation rows that differ from HEAD's and that you would commit for
-    another rater: they would be ignored (verify-seal and report judge rows from history)."""
+    """Warn about reconciliation rows you would commit for another rater: they would be ignored
+    (verify-seal and report judge rows from history). The commit's parents are HEAD and, while a
+    merge is being concluded, MERGE_HEAD: rows the merge carries from either are not yours
+    (`attribution.written`, the rule verify-seal and the hook apply)."""
     from aoven_git import gitio
     from aoven_git.naming import classify
     from aoven_git.reconciliation import rows_not_by
@@ -115,10 +106,12 @@ def _attribution_warnings(study: Study, plan: Plan, report: ValidationReport, so
     paths = [p for p in sources if p not in links and classify(plan, p).kind == "reconciliation"]
     if not paths:
         return report
-    head = gitio.head_blobs(study.root, paths)
+    parents = [gitio.head_blobs(study.root, paths, rev) for rev in ("HEAD", "MERGE_HEAD")
+               if gitio.resolve_commit(study.root, rev) is not None]
     email = gitio.user_email(study.root) or ""
     for path in paths:
-        report = with_findings(report, path, rows_not_by(plan, path, sources[path], head.get(path), email))
+        found = rows_not_by(plan, path, sources[path], [p.get(path) for p in parents] or [None], email)
+        report = with_findings(report, path, found)
     return report
 
 
@@ -186,22 +179,19 @@ def command(study: Study, files: tuple[str, ...], staged: bool, verbose: bool, f
     amendment folders (amendments/<id>/)."""
     plan = study.plan
     wanted = _pick(study, plan, files) if files else None
-    responses: dict[str, str] | None = None
     if staged:
-        sources, links, responses = _from_index(study, plan, wanted)
+        source = _from_index(study, plan, wanted)
         where = f"staged in {plan.study_dir}/"
     elif wanted is not None:
-        sources, links = _from_work_tree(study, plan, wanted)
+        files, links = _from_work_tree(study, plan, wanted)
+        source = StudyFiles(plan, files, frozenset(links), work_tree_keys(study.root, plan), study.root)
         where = "given"
     else:
-        from aoven_git.validation import work_tree_sources
-
-        sources, links = work_tree_sources(study.root, plan, amendments=True)
+        source = work_tree_study(study.root, plan)
         where = f"in {plan.study_dir}/"
-    keys = _staged_keys(study, plan) if staged else None
-    report = validate_sources(plan, sources, root=study.root, symlinks=links, responses=responses, keys=keys)
+    report = read_study(source).validation
     if study.in_git:
-        report = _attribution_warnings(study, plan, report, sources, links)
+        report = _attribution_warnings(study, plan, report, dict(source.files), set(source.links))
     if fmt == "json":
         click.echo(json.dumps(report.as_dict(verbose=verbose), indent=2, ensure_ascii=False))
     elif fmt == "github":

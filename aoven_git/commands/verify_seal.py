@@ -59,6 +59,10 @@ def render_text(report: SealReport) -> list[str]:
     for f in report.forced_reveals:
         out.append(f"  forced   {f['rater']} {f['pass']}/{f['round']}: revealed with --force in "
                    f"{f['commit'][:10]}")
+    for w in report.withdrawals:
+        late = " (after a reveal)" if w["after_reveal"] else ""
+        out.append(f"  withdrawn {w['rater']} in {w['commit'][:10]}{late}: {w['category']}, {w['reason']}; "
+                   "no longer waited for, sheets of passes not complete then are left out")
     for v in report.violations:
         where = f" in {v.commit[:10]}" if v.commit else ""
         who = f" [{v.rater}]" if v.rater else ""

@@ -15,7 +15,7 @@ from typing import Any
 
 from aoven_git import numfmt
 from aoven_git.numfmt import DASH
-from aoven_git.render.tables import VERDICT_MARKS, Cell, Table, labels, pruned
+from aoven_git.render.tables import VERDICT_MARKS, Cell, Table, held, labels, pruned
 
 INTRO = ("Each amendment re-scores cells after a rubric ruling made once the data were seen. Its "
          "verdict is exploratory: the pre-registered verdict above stays the verdict. Amendments "
@@ -68,9 +68,10 @@ def comparison_table(report: Mapping[str, Any], entry: Mapping[str, Any]) -> Tab
         means, exact = doc.get("means") or {}, doc.get("means_exact") or {}
         return [
             replace(verdict_cell(doc.get("verdict")), num=True),
-            Cell(numfmt.percent(doc.get("improvement"), doc.get("improvement_exact")), num=True),
-            Cell(numfmt.mean(means.get(a), exact.get(a)), num=True),
-            Cell(numfmt.mean(means.get(b), exact.get(b)), num=True),
+            Cell(held(doc, doc.get("improvement"),
+                      numfmt.percent(doc.get("improvement"), doc.get("improvement_exact"))), num=True),
+            Cell(held(doc, means.get(a), numfmt.mean(means.get(a), exact.get(a))), num=True),
+            Cell(held(doc, means.get(b), numfmt.mean(means.get(b), exact.get(b))), num=True),
             Cell(f"{len(doc.get('counted_dimensions') or [])} of {n_dims}", num=True),
         ]
 
@@ -188,6 +189,15 @@ def means_rows(report: Mapping[str, Any], entry: Mapping[str, Any]) -> list[dict
                     "counted": bool(new.get("counted", d.get("counted"))),
                     "pre": {c: _mean_of(d, c) for c in (a, b)}, "new": {c: _mean_of(new, c) for c in (a, b)}})
     return out
+
+
+def chart_missing(report: Mapping[str, Any], entry: Mapping[str, Any]) -> str | None:
+    """Why an amendment's means chart is left out (no mean before or after, in either condition),
+    or None when it has data."""
+    rows = means_rows(report, entry)
+    if any(v is not None for r in rows for side in ("pre", "new") for v in r[side].values()):
+        return None
+    return "No chart: the means are withheld while the verdicts are NOT-READY."
 
 
 def _mean_of(dim: Mapping[str, Any], condition: str) -> float | None:

@@ -10,30 +10,39 @@ come from numfmt.py, and each section of the page is one function here, in page 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from aoven_git import numfmt
 from aoven_git.numfmt import DASH
 from aoven_git.render import audit, exploratory, provenance
-from aoven_git.render.markdown import agreement_settings
+from aoven_git.render.markdown import BEYOND_KAPPA, agreement_settings
 from aoven_git.render.svg import amendment_chart, kappa_chart, means_chart, questions_chart
 from aoven_git.render.tables import (
     Cell,
     Table,
     caveat_summary,
     cell_tables,
+    coefficient_tables,
     describe,
+    held,
+    kappa_missing,
     kappa_notes,
     kappa_tables,
     labels,
+    means_missing,
     means_table,
+    questions_missing,
     questions_table,
+    rater_means_table,
     raters_table,
     rules_table,
     self_bias_table,
+    uncertainty_sentence,
     validation_table,
     violations_table,
+    withheld,
 )
 
 __all__ = ["render_html"]
@@ -268,6 +277,10 @@ def _verdict_notes(report: Mapping[str, Any]) -> list[str]:
         parts.append(f'<p class="t-warn"><strong>Reconciliation:</strong> {_plural(ignored, "row")} ignored '
                      "because someone other than the rater it names wrote it (see "
                      '<a href="#reconciliation">Reconciliation</a>).</p>')
+    late = provenance.after_reveal_summary(report)
+    if late:
+        parts.append(f'<p class="t-warn"><strong>Protocol:</strong> {_e(late)} '
+                     '(see <a href="#protocol">Protocol deviations</a>).</p>')
     departures = provenance.deviation_summary(report)
     if departures:
         parts.append(f"<p><strong>Plan:</strong> {_e(departures)} "
@@ -317,10 +330,13 @@ def _figures(report: Mapping[str, Any]) -> str:
     ks = report.get("kappa_settings") or {}
     raters = sorted({r for rs in (report.get("raters") or {}).values() for r in rs or []})
     items = [
-        ("Improvement", numfmt.percent(report.get("improvement"), report.get("improvement_exact")),
+        ("Improvement", held(report, report.get("improvement"),
+                             numfmt.percent(report.get("improvement"), report.get("improvement_exact"))),
          f"pass needs ≥ {numfmt.percent(thr.get('threshold'), thr.get('threshold_exact'))}" if thr else ""),
-        (f"Mean {a}", numfmt.mean(means.get(a), means_exact.get(a)), "aggregate, baseline"),
-        (f"Mean {b}", numfmt.mean(means.get(b), means_exact.get(b)), "aggregate, treatment"),
+        (f"Mean {a}", held(report, means.get(a), numfmt.mean(means.get(a), means_exact.get(a))),
+         "aggregate, baseline"),
+        (f"Mean {b}", held(report, means.get(b), numfmt.mean(means.get(b), means_exact.get(b))),
+         "aggregate, treatment"),
         ("Counted dimensions",
          f"{len(report.get('counted_dimensions') or [])} / {len(report.get('dimensions') or [])}",
          f"κ ≥ {numfmt.kappa(ks.get('threshold'))}" if ks.get("threshold") is not None else ""),
@@ -347,24 +363,49 @@ def _rules(report: Mapping[str, Any]) -> str:
     return _table(rules_table(report), "rules")
 
 
+def _protocol(report: Mapping[str, Any]) -> str:
+    """Protocol events, then the descriptive edits in one line."""
+    out = [f"<p>{_e(provenance.protocol_intro(report))}</p>"]
+    table = provenance.protocol_table(report)
+    if table.rows:
+        out.append(_table(table, "protocol"))
+    descriptive = provenance.descriptive_line(report)
+    if descriptive:
+        out.append(f'<p class="note">{_e(descriptive)}</p>')
+    return "\n".join(out)
+
+
 def _deviations(report: Mapping[str, Any]) -> str:
     found = provenance.deviations(report) or []
-    intro = f"<p>{_e(provenance.deviations_intro(len(found)))}</p>"
-    if not found:
-        return intro
+    protocol = [d for d in found if not d.descriptive]
+    intro = f"<p>{_e(provenance.deviations_intro(len(protocol), len(found) - len(protocol)))}</p>"
+    descriptive = provenance.descriptive_defaults(found)
+    tail = f'\n<p class="note">{_e(descriptive)}</p>' if descriptive else ""
+    if not protocol:
+        return intro + tail
     items = "".join(f"<li>{_code(d.path)}: {_e(d.text)}" + (f' <span class="note">· line {d.line}</span>'
                                                              if d.line is not None else "") + "</li>"
-                    for d in found)
-    n = len(found)
+                    for d in protocol)
+    n = len(protocol)
     listed = _fold(f"{_plural(n, 'departure')} from the defaults", f'<ul class="deviations">{items}</ul>', n)
-    return f"{intro}\n{listed}"
+    return f"{intro}\n{listed}{tail}"
 
 
 def _means(report: Mapping[str, Any]) -> str:
     a, b = labels(report)
     caption = (f"Mean score per dimension, {a} vs {b} (lower is better). "
                "Faded bars on a grey band: excluded from the verdict.")
-    return _figure(means_chart(report), caption) + "\n" + _table(means_table(report), "means")
+    out = _chart_or_why(means_missing(report), lambda: _figure(means_chart(report), caption),
+                        means_table(report), "means")
+    sentence = uncertainty_sentence(report)
+    if sentence:
+        out += f'\n<p class="note">{_e(sentence)}</p>'
+    raters = rater_means_table(report)
+    if raters.rows:
+        title = "Each rater's means in the verdict pass"
+        folded = _fold(title, _table(raters, "means"), len(raters.rows))
+        out += f"\n<p><strong>{_e(title)}</strong></p>\n" + folded
+    return out
 
 
 def _raters(report: Mapping[str, Any]) -> str:
@@ -377,6 +418,7 @@ def _raters(report: Mapping[str, Any]) -> str:
 
 def _agreement(report: Mapping[str, Any]) -> str:
     body = [f'<p class="note">{_e(agreement_settings(report))}</p>']
+    coefficients = coefficient_tables(report)
     for i, (pass_id, table) in enumerate(kappa_tables(report)):
         tag = " (verdict pass)" if pass_id == report.get("verdict_pass") else ""
         blind = exploratory.blind_state(report, pass_id)
@@ -386,13 +428,22 @@ def _agreement(report: Mapping[str, Any]) -> str:
                      f'<p class="t-warn">{_e(exploratory.blind_sentence(blind))}</p>']
             continue
         svg_id = "chart-kappa" if i == 0 else f"chart-kappa-{i + 1}"
-        body += [f"<h3>Pass {_code(pass_id)}{_e(tag)}</h3>",
-                 _figure(kappa_chart(report, pass_id, svg_id=svg_id),
-                         f"Weighted κ per dimension, pass {pass_id}; dashed line: threshold."),
-                 _table(table, "kappa")]
+        missing = kappa_missing(report, pass_id)
+        body.append(f"<h3>Pass {_code(pass_id)}{_e(tag)}</h3>")
+        if missing:  # no chart of empty rows; the table too when every row would say the same
+            body.append(f'<p class="note">{_e(missing)}</p>')
+            if withheld(report):
+                continue
+        else:
+            body.append(_figure(kappa_chart(report, pass_id, svg_id=svg_id),
+                                f"Weighted κ per dimension, pass {pass_id}; dashed line: threshold."))
+        body.append(_table(table, "kappa"))
         notes = kappa_notes(report, pass_id)
         if notes:
             body.append("<p><strong>Keep in mind:</strong></p>" + _list(notes, cls="caveats"))
+        beyond = coefficients.get(pass_id)
+        if beyond is not None:
+            body += [f"<p><strong>Beyond κ</strong> ({_e(BEYOND_KAPPA)})</p>", _table(beyond, "kappa")]
     return "\n".join(body)
 
 
@@ -503,9 +554,11 @@ def _amendment(report: Mapping[str, Any], entry: Mapping[str, Any], svg_id: str)
         out.append("<p><strong>Not ready because:</strong></p>" + _list(exploratory.not_ready_lines(entry)))
     out.append(_table(exploratory.comparison_table(report, entry), "comparison"))
     a, b = labels(report)
-    out.append(_figure(amendment_chart(report, entry, svg_id=svg_id),
-                       f"Mean score per dimension, {a} and {b}: pre-registered (faded) and with {ident} "
-                       "(solid); amended dimensions on an amber band, ▼ where cells moved."))
+    missing = exploratory.chart_missing(report, entry)
+    out.append(f'<p class="note">{_e(missing)}</p>' if missing else _figure(
+        amendment_chart(report, entry, svg_id=svg_id),
+        f"Mean score per dimension, {a} and {b}: pre-registered (faded) and with {ident} "
+        "(solid); amended dimensions on an amber band, ▼ where cells moved."))
     for table, title in ((exploratory.rules_table(entry), "Rules whose outcome moved"),
                          (exploratory.kappa_table(report, entry), "Agreement on the amended dimensions"),
                          (exploratory.changed_cells_table(entry), exploratory.CHANGED_CELLS),
@@ -572,12 +625,22 @@ def _questions(report: Mapping[str, Any]) -> str:
     a, b = labels(report)
     caption = (f"Aggregate per question over the counted dimensions, {a} vs {b}; "
                "under each question: improved counted dimensions (✓ = the question improves).")
-    return _figure(questions_chart(report), caption) + "\n" + _table(questions_table(report), "questions")
+    return _chart_or_why(questions_missing(report), lambda: _figure(questions_chart(report), caption),
+                         questions_table(report), "questions")
+
+
+def _chart_or_why(missing: str | None, chart: Callable[[], str], table: Table, cls: str) -> str:
+    """The chart above its table; or, when it would have no data, the sentence why in its place
+    (which then also stands for the table's own note: the same thing, said once)."""
+    if missing is None:
+        return chart() + "\n" + _table(table, cls)
+    return f'<p class="note">{_e(missing)}</p>\n' + _table(replace(table, notes=()), cls)
 
 
 #: (anchor, heading, section) in page order; the table of contents is built from it.
 SECTIONS = (
-    ("rules", "Rules", _rules), ("deviations", "Deviations from the published defaults", _deviations),
+    ("rules", "Rules", _rules), ("protocol", "Protocol deviations", _protocol),
+    ("deviations", "Deviations from the published defaults", _deviations),
     ("means", "Means per dimension", _means), ("raters", "Raters", _raters),
     ("agreement", "Agreement (weighted κ)", _agreement), ("cells", "Flagged and contested cells", _cells),
     ("reconciliation", "Reconciliation", _reconciliation),
@@ -586,7 +649,7 @@ SECTIONS = (
     ("validation", "Validation", _validation), ("questions", "Questions", _questions),
 )
 #: sections shown only when the document has their key (older documents have no such section)
-OPTIONAL = {"deviations": "deviations", "reconciliation": "reconciliation"}
+OPTIONAL = {"deviations": "deviations", "reconciliation": "reconciliation", "protocol": "protocol_deviations"}
 #: sections shown only when their key lists something (a plan without amendments has no section)
 NONEMPTY = {"amendments"}
 TOC_NAMES = {"deviations": "Deviations"}

@@ -21,22 +21,31 @@ from aoven_git.render.tables import (
     Table,
     caveat_summary,
     cell_tables,
+    coefficient_tables,
     describe,
+    held,
+    kappa_missing,
     kappa_notes,
     kappa_tables,
     labels,
     means_table,
     questions_table,
+    rater_means_table,
     raters_table,
     rules_table,
     self_bias_table,
+    uncertainty_sentence,
     validation_table,
     violations_table,
+    withheld,
 )
 
 __all__ = ["md", "md_code", "md_details", "md_table", "render_markdown", "truncate_summary"]
 
 SUMMARY_LIMIT = 1_000_000
+#: What the "Beyond κ" table shows, in one line (docs/statistics.md, "When κ misleads").
+BEYOND_KAPPA = ("all raters, Gwet's multi-rater forms, same weights as κ, 95% intervals from Gwet's "
+                "standard errors; bias: the pair whose score levels differ most")
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#!])")
 
@@ -134,10 +143,10 @@ def _md_heading(report: Mapping[str, Any]) -> list[str]:
         lines += [f"> {md(report['summary'])}", ""]
     a, b = labels(report)
     means, exact = report.get("means") or {}, report.get("means_exact") or {}
+    mean_a, mean_b = (held(report, means.get(c), numfmt.mean(means.get(c), exact.get(c))) for c in (a, b))
     lines += [
         f"**Improvement:** {_improvement(report)}"
-        f" · **mean aggregate** {md(a)} {numfmt.mean(means.get(a), exact.get(a))},"
-        f" {md(b)} {numfmt.mean(means.get(b), exact.get(b))}"
+        f" · **mean aggregate** {md(a)} {mean_a}, {md(b)} {mean_b}"
         f" · **counted dimensions** {len(report.get('counted_dimensions') or [])}"
         f" of {len(report.get('dimensions') or [])}",
         "",
@@ -167,6 +176,9 @@ def _md_why(report: Mapping[str, Any]) -> list[str]:
     if ignored:
         lines += [f"⚠️ **Reconciliation:** {_plural(ignored, 'row')} ignored because someone other than "
                   "the rater it names wrote it (see Reconciliation).", ""]
+    late = provenance.after_reveal_summary(report)
+    if late:
+        lines += [f"⚠️ **Protocol:** {md(late)} (see Protocol deviations).", ""]
     departures = provenance.deviation_summary(report)
     if departures:
         lines += [f"📝 **Plan:** {md(departures)} (see Deviations).", ""]
@@ -212,16 +224,32 @@ def _md_rules(report: Mapping[str, Any]) -> list[str]:
     return ["## Rules", "", *md_table(rules_table(report)), ""]
 
 
+def _md_protocol(report: Mapping[str, Any]) -> list[str]:
+    """Protocol events (amendments, withdrawals, forced reveals, excluded raters, plan edits after the
+    first seal), then the descriptive edits in one line."""
+    if provenance.protocol_part(report) is None:
+        return []
+    table = provenance.protocol_table(report)
+    lines = ["## Protocol deviations", "", md(provenance.protocol_intro(report)), ""]
+    if table.rows:
+        lines += [*md_table(table), ""]
+    descriptive = provenance.descriptive_line(report)
+    return lines + ([md(descriptive), ""] if descriptive else [])
+
+
 def _md_deviations(report: Mapping[str, Any]) -> list[str]:
     found = provenance.deviations(report)
     if found is None:
         return []
-    lines = ["## Deviations from the published defaults", "", md(provenance.deviations_intro(len(found))), ""]
-    if not found:
-        return lines
+    protocol = [d for d in found if not d.descriptive]
+    intro = provenance.deviations_intro(len(protocol), len(found) - len(protocol))
+    lines = ["## Deviations from the published defaults", "", md(intro), ""]
     items = [f"- {md_code(d.path)}: {md(d.text)}" + (f" · line {d.line}" if d.line is not None else "")
-             for d in found]
-    return lines + _folded(f"{_plural(len(found), 'departure')} from the defaults", items, len(items))
+             for d in protocol]
+    if items:
+        lines += _folded(f"{_plural(len(items), 'departure')} from the defaults", items, len(items))
+    descriptive = provenance.descriptive_defaults(found)
+    return lines + ([md(descriptive), ""] if descriptive else [])
 
 
 def _md_means(report: Mapping[str, Any]) -> list[str]:
@@ -232,6 +260,13 @@ def _md_means(report: Mapping[str, Any]) -> list[str]:
     if excluded:
         out += ["Excluded from the verdict: " + "; ".join(
             f"{md_code(d)} ({md(r)})" for d, r in excluded.items()) + ".", ""]
+    sentence = uncertainty_sentence(report)
+    if sentence:
+        out += [md(sentence), ""]
+    raters = rater_means_table(report)
+    if raters.rows:
+        title = "Each rater's means in the verdict pass"
+        out += [f"**{title}**", "", *_folded(title, md_table(raters), len(raters.rows))]
     return out
 
 
@@ -260,6 +295,7 @@ def agreement_settings(report: Mapping[str, Any]) -> str:
 
 def _md_agreement(report: Mapping[str, Any]) -> list[str]:
     out = ["## Agreement (weighted κ)", "", md(agreement_settings(report)), ""]
+    coefficients = coefficient_tables(report)
     for pass_id, table in kappa_tables(report):
         tag = " (verdict pass)" if pass_id == report.get("verdict_pass") else ""
         blind = exploratory.blind_state(report, pass_id)
@@ -269,10 +305,17 @@ def _md_agreement(report: Mapping[str, Any]) -> list[str]:
         if blind is not None and blind.get("state") != "unblinded":
             out += [f"⏳ {md(exploratory.blind_sentence(blind))}", ""]
             continue
+        missing = kappa_missing(report, pass_id)
+        if missing and withheld(report):  # every row would say the same: say it once
+            out += [md(missing), ""]
+            continue
         out += [*md_table(table), ""]
         notes = kappa_notes(report, pass_id)
         if notes:
             out += ["**Keep in mind:**", ""] + [f"- {md(n)}" for n in notes] + [""]
+        beyond = coefficients.get(pass_id)
+        if beyond is not None:
+            out += [f"**Beyond κ** ({md(BEYOND_KAPPA)})", "", *md_table(beyond), ""]
     return out
 
 
@@ -468,8 +511,9 @@ def _md_footer(report: Mapping[str, Any]) -> list[str]:
 
 
 SECTIONS = (_md_title, _md_source, _md_heading, _md_why, _md_contest_and_retest, _md_exploratory_line,
-            _md_rules, _md_deviations, _md_means, _md_raters, _md_agreement, _md_cells, _md_reconciliation,
-            _md_amendments, _md_self_bias, _md_blinding, _md_seals, _md_validation, _md_questions, _md_footer)
+            _md_rules, _md_protocol, _md_deviations, _md_means, _md_raters, _md_agreement, _md_cells,
+            _md_reconciliation, _md_amendments, _md_self_bias, _md_blinding, _md_seals, _md_validation,
+            _md_questions, _md_footer)
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:

@@ -1,5 +1,6 @@
-"""Where a report comes from, and how the plan departs from the defaults, as plain data for both
-renderers (docs/report.md, "Source" and "Deviations from the published defaults").
+"""Where a report comes from, how the study left its protocol, and how the plan departs from the
+defaults, as plain data for both renderers (docs/report.md, "Source", "Protocol deviations" and
+"Deviations from the published defaults").
 
 A verdict is only as good as the files it was computed from, so every format says, near the top,
 which revision was read, whether the work tree matched it, the tool version and the time. When
@@ -14,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aoven_git.render.tables import short_commit
+from aoven_git.render.tables import Cell, Table, short_commit
 
 #: Files listed in a banner; a longer list ends with "and N more" (the JSON has all of them).
 MAX_FILES = 20
@@ -138,6 +139,7 @@ class DeviationLine:
     path: str
     text: str  # "value (default …)", then the detail
     line: int | None
+    descriptive: bool = False  # descriptive text (a name, a question's wording): listed apart
 
 
 def deviations(report: Mapping[str, Any]) -> list[DeviationLine] | None:
@@ -158,12 +160,28 @@ def deviations(report: Mapping[str, Any]) -> list[DeviationLine] | None:
             text = detail if value == default else f"{text}: {detail}"
         line = d.get("line")
         line = line if isinstance(line, int) and not isinstance(line, bool) else None
-        out.append(DeviationLine(str(d.get("path") or "(plan)"), text, line))
+        out.append(DeviationLine(str(d.get("path") or "(plan)"), text, line, d.get("descriptive") is True))
     return out
 
 
-def deviations_intro(count: int) -> str:
-    """The sentence above the list (or instead of it, when the plan departs nowhere)."""
+def descriptive_defaults(found: list[DeviationLine]) -> str | None:
+    """The descriptive departures from the defaults (names, question wording) in one line: they are
+    every real study's own text, not a change of protocol."""
+    paths = [d.path for d in found if d.descriptive]
+    if not paths:
+        return None
+    shown = ", ".join(paths[:MAX_DESCRIPTIVE]) + (f" and {len(paths) - MAX_DESCRIPTIVE} more"
+                                                  if len(paths) > MAX_DESCRIPTIVE else "")
+    places = f"{len(paths)} place{'s' if len(paths) != 1 else ''}"
+    return f"Descriptive text differs from the defaults in {places}: {shown}."
+
+
+def deviations_intro(count: int, descriptive: int = 0) -> str:
+    """The sentence above the list (or instead of it, when the plan departs nowhere); `count`
+    departures of protocol, `descriptive` edits of descriptive text (listed apart)."""
+    if not count and descriptive:
+        return ("The plan keeps the protocol of the defaults aoven-git init writes; only descriptive "
+                "text differs.")
     if not count:
         return "The plan uses the defaults aoven-git init writes everywhere."
     places = f"{count} place{'s' if count != 1 else ''}"
@@ -172,10 +190,89 @@ def deviations_intro(count: int) -> str:
 
 
 def deviation_summary(report: Mapping[str, Any]) -> str | None:
-    """One line for the verdict block: how many departures, naming the keys."""
-    found = deviations(report)
+    """One line for the verdict block: how many departures of protocol, naming the keys."""
+    found = [d for d in deviations(report) or [] if not d.descriptive]
     if not found:
         return None
     names = ", ".join(d.path for d in found[:6]) + (f" and {len(found) - 6} more" if len(found) > 6 else "")
     many = "place" if len(found) == 1 else "places"
     return f"departs from the published defaults in {len(found)} {many}: {names}"
+
+
+# --------------------------------------------------------------------------- protocol deviations
+
+#: the deviation categories of Lakens 2024, as a reader sees them
+CATEGORY_WORDS = {"unforeseen": "unforeseen event", "error": "error",
+                  "missing-information": "missing information", "violated-assumption": "violated assumption",
+                  "falsified-auxiliary": "falsified auxiliary hypothesis"}
+#: the kinds of protocol event, as a reader sees them
+KIND_WORDS = {"amendment": "amendment", "withdrawal": "withdrawal", "forced-reveal": "forced reveal",
+              "optional-rater-excluded": "optional rater excluded", "plan-edit": "plan edit"}
+#: descriptive edits named in the one line that lists them
+MAX_DESCRIPTIVE = 8
+
+
+Events = list[Mapping[str, Any]]
+
+
+def protocol_part(report: Mapping[str, Any]) -> tuple[Events, Events] | None:
+    """(protocol events, descriptive edits), or None when the document predates the table."""
+    part = report.get("protocol_deviations")
+    if not isinstance(part, Mapping):
+        return None
+    events = [e for e in part.get("events") or [] if isinstance(e, Mapping)]
+    return events, [e for e in part.get("descriptive") or [] if isinstance(e, Mapping)]
+
+
+def protocol_table(report: Mapping[str, Any]) -> Table:
+    """One row per protocol event: kind, what (with the reason given), commit, when relative to the
+    reveals (after one: it may be outcome-driven), category."""
+    found = protocol_part(report)
+    rows = []
+    for e in (found or ([], []))[0]:
+        what = str(e.get("what") or "") + (f" — {e['reason']}" if e.get("reason") else "")
+        after = bool(e.get("after_reveal"))
+        category = CATEGORY_WORDS.get(str(e.get("category")), str(e.get("category") or "not declared"))
+        rows.append((Cell(KIND_WORDS.get(str(e.get("kind")), str(e.get("kind") or ""))), Cell(what),
+                     Cell(short_commit(e.get("commit")) or "—", code=bool(e.get("commit"))),
+                     Cell(str(e.get("when") or ""), "warn" if after else None, "⚠️" if after else ""),
+                     Cell(category, tone="muted" if not e.get("category") else None)))
+    return Table(("event", "what", "commit", "when", "category"), tuple(rows))
+
+
+def protocol_intro(report: Mapping[str, Any]) -> str:
+    found = protocol_part(report)
+    n = len(found[0]) if found else 0
+    if not n:
+        return "No protocol deviation: no amendment, withdrawal, forced reveal, excluded rater or plan edit."
+    events = f"{n} protocol event{'s' if n != 1 else ''}"
+    if not any(e.get("commit") for e in found[0]):
+        return f"{events} the plan declares; without a verified history, none is placed among the reveals."
+    return f"{events}, in the order of history; one made after a reveal may have been steered by the outcome."
+
+
+def descriptive_line(report: Mapping[str, Any]) -> str | None:
+    """The descriptive edits after the first seal, in one line (they change no rule or score)."""
+    found = protocol_part(report)
+    edits = found[1] if found else []
+    if not edits:
+        return None
+    paths = list(dict.fromkeys(str(e.get("path") or e.get("what") or "") for e in edits))
+    shown = ", ".join(paths[:MAX_DESCRIPTIVE]) + (f" and {len(paths) - MAX_DESCRIPTIVE} more"
+                                                  if len(paths) > MAX_DESCRIPTIVE else "")
+    many = "edit" if len(edits) == 1 else "edits"
+    return (f"Descriptive text edited after the first seal ({len(edits)} {many}, no rule or score "
+            f"changed): {shown}.")
+
+
+def after_reveal_summary(report: Mapping[str, Any]) -> str | None:
+    """One line for the verdict block when some protocol event that bears on the pre-registered
+    verdict came after a reveal (it may have been steered by the outcome); None otherwise. An
+    amendment comes after the reveals by design and never changes that verdict (docs/amendments.md)."""
+    found = protocol_part(report)
+    late = [e for e in (found or ([], []))[0] if e.get("after_reveal") and e.get("kind") != "amendment"]
+    if not late:
+        return None
+    kinds = ", ".join(dict.fromkeys(KIND_WORDS.get(str(e.get("kind")), str(e.get("kind"))) for e in late))
+    many = "deviation" if len(late) == 1 else "deviations"
+    return f"{len(late)} protocol {many} after a reveal ({kinds})"

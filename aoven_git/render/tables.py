@@ -120,6 +120,51 @@ def withheld(report: Mapping[str, Any]) -> bool:
     return report.get("verdict") == "NOT-READY" and report.get("improvement") is None
 
 
+#: what a figure held back because the study is not ready reads as: not "undefined" (a
+#: computation that failed) nor a dash (nothing there)
+WITHHELD = "withheld"
+
+
+def held(doc: Mapping[str, Any], value: Any, shown: str) -> str:
+    """`shown`, or "withheld" when `doc` (the report, or an amendment's layer) is NOT-READY and
+    computed no `value`."""
+    return WITHHELD if value is None and doc.get("verdict") == "NOT-READY" else shown
+
+
+# --------------------------------------------------------------------------- charts without data
+
+
+def means_missing(report: Mapping[str, Any]) -> str | None:
+    """Why the means chart is left out, or None when it has data: a chart of empty bars says
+    nothing, a sentence says why (docs/report.md)."""
+    a, b = labels(report)
+    if any(d.get(f"mean_{c}") is not None for d in report.get("dimensions") or [] for c in (a, b)):
+        return None
+    return ("No chart: the means are withheld while the verdict is NOT-READY." if withheld(report)
+            else "No chart: no dimension has a mean.")
+
+
+def questions_missing(report: Mapping[str, Any]) -> str | None:
+    """Why the questions chart is left out, or None when some question has an aggregate."""
+    a, b = labels(report)
+    if any(q.get(f"aggregate_{c}") is not None for q in report.get("questions") or [] for c in (a, b)):
+        return None
+    return ("No chart: the aggregates are withheld while the verdict is NOT-READY." if withheld(report)
+            else "No chart: no question has an aggregate.")
+
+
+def kappa_missing(report: Mapping[str, Any], pass_id: str) -> str | None:
+    """Why a pass's κ chart is left out — no dimension and no rater pair has a κ — or None. The
+    reason is the dimensions' own (they share it: most often fewer than two raters scored)."""
+    per_dim = [k or {} for k in ((report.get("kappa") or {}).get(pass_id) or {}).values()]
+    if any(k.get("value") is not None or any(v is not None for v in (k.get("pairs") or {}).values())
+           for k in per_dim):
+        return None
+    reasons = list(dict.fromkeys(str(k["reason"]) for k in per_dim if k.get("reason")))
+    why = "; ".join(reasons) if reasons else "no rater pair has scored it"
+    return f"No κ for pass {pass_id} yet: {why}."
+
+
 # --------------------------------------------------------------------------- rules
 
 
@@ -197,6 +242,43 @@ def means_table(report: Mapping[str, Any]) -> Table:
     table = Table(("dimension", "name", "kind", f"mean {a}", f"mean {b}", f"Δ ({b} − {a})", "status"),
                   tuple(rows), frozenset({3, 4, 5}), notes)
     return pruned(table)
+
+
+def uncertainty_sentence(report: Mapping[str, Any]) -> str | None:
+    """One sentence with the descriptive bootstrap intervals over questions of both condition
+    means and the improvement; None when the document has none (older, or withheld)."""
+    u = report.get("uncertainty") or {}
+    intervals = u.get("intervals")
+    if not intervals or not u.get("bootstrap"):  # withheld, or --bootstrap 0: nothing to say
+        return None
+    a, b = labels(report)
+    parts = []
+    for key, label, fmt in ((f"mean_{a}", f"mean {a}", numfmt.mean), (f"mean_{b}", f"mean {b}", numfmt.mean),
+                            ("improvement", "improvement", numfmt.percent)):
+        entry = intervals.get(key) or {}
+        bounds = entry.get("interval")
+        shown = f"[{fmt(bounds[0])}, {fmt(bounds[1])}]" if bounds else f"none ({entry.get('reason')})"
+        parts.append(f"{label} {shown}")
+    level = numfmt.brief_percent(u.get("confidence") or 0.95)
+    return (f"Uncertainty (descriptive, not a rule): {level} percentile bootstrap intervals over questions "
+            f"({u.get('bootstrap')} resamples, seed {u.get('seed')}): " + "; ".join(parts) + ".")
+
+
+def rater_means_table(report: Mapping[str, Any]) -> Table:
+    """Each rater's mean per dimension and condition in the verdict pass: whose scale runs high or
+    low, which the cell-by-cell disagreements do not show."""
+    u = report.get("uncertainty") or {}
+    means, exact = u.get("rater_means") or {}, u.get("rater_means_exact") or {}
+    a, b = labels(report)
+    raters = list(means)
+    dims = list(next(iter(means.values()), {}))
+    rows = tuple(
+        (_c(d, code=True), *(_n(numfmt.mean(means[r][d].get(c), (exact.get(r) or {}).get(d, {}).get(c)))
+                             for r in raters for c in (a, b)))
+        for d in dims
+    )
+    headers = ("dimension", *(f"{r} {c}" for r in raters for c in (a, b)))
+    return Table(headers, rows, frozenset(range(1, len(headers))))
 
 
 def _improves(value: Any) -> Cell:
@@ -296,6 +378,66 @@ def kappa_tables(report: Mapping[str, Any]) -> list[tuple[str, Table]]:
         headers = ("dimension", f"κ ({aggregate})", "counts" if gates else reach, other, "α", "n", *pairs)
         out.append((pass_id, Table(headers, rows, frozenset({3, 4, 5}))))
     return out
+
+
+def coefficient_tables(report: Mapping[str, Any]) -> dict[str, Table]:
+    """Per pass, the coefficients beside κ (docs/statistics.md, "When κ misleads"): weighted
+    agreement, Gwet's AC, Brennan–Prediger over all raters with their intervals, the prevalence
+    index, the largest bias index over pairs, and the κ paradox flag. A document written before
+    these coefficients existed has none, and gets no table."""
+    settings = report.get("kappa_settings") or {}
+    out = {}
+    for pass_id in ordered_passes(report):
+        per_dim = (report.get("kappa") or {}).get(pass_id) or {}
+        rows = tuple(_coefficient_row(did, k) for did, k in per_dim.items() if (k or {}).get("coefficients"))
+        if not rows:
+            continue
+        names = {((k or {}).get("coefficients") or {}).get("gwet", {}).get("name") for k in per_dim.values()}
+        gwet = next((n for n in names if n), "AC")
+        headers = ("dimension", "agreement (weighted)", gwet, "Brennan–Prediger", "prevalence index",
+                   "bias index (largest pair)", "κ paradox")
+        gate = _gate_note(per_dim, settings) if pass_id == report.get("verdict_pass") else None
+        table = Table(headers, rows, frozenset({1, 2, 3, 4, 5}), (gate,) if gate else ())
+        out[pass_id] = pruned(table, keep=(0, 1, 2, 3))
+    return out
+
+
+def _estimate_cell(e: Mapping[str, Any] | None) -> Cell:
+    e = e or {}
+    if e.get("value") is None:
+        return Cell(numfmt.kappa(None, e.get("reason")), tone="warn")
+    iv = numfmt.interval(e.get("ci"))
+    return _n(numfmt.kappa(e.get("value")) + (f" {iv}" if iv else ""))
+
+
+def _coefficient_row(did: str, k: Mapping[str, Any]) -> tuple[Cell, ...]:
+    c = k.get("coefficients") or {}
+    prevalence = c.get("prevalence_index") or {}
+    pi = _estimate_cell(prevalence)
+    if prevalence.get("value") is not None:
+        pi = replace(pi, text=f"{pi.text} (score {_text(prevalence.get('category'))})")
+    biases = [(abs(b["value"]), pair, b) for pair, pc in (k.get("pair_coefficients") or {}).items()
+              for b in [pc.get("bias_index") or {}] if b.get("value") is not None]
+    bias = _n(DASH)
+    if biases:
+        _, pair, worst = max(biases, key=lambda t: t[0])
+        bias = replace(_estimate_cell(worst), text=f"{_estimate_cell(worst).text} ({pair})")
+    paradox = k.get("paradox") or {}
+    flag = Cell(str(paradox.get("reason")), tone="warn", mark="⚠️") if paradox.get("flagged") else Cell(DASH)
+    return (_c(did, code=True), _estimate_cell(c.get("percent_agreement")), _estimate_cell(c.get("gwet")),
+            _estimate_cell(c.get("brennan_prediger")), pi, bias, flag)
+
+
+def _gate_note(per_dim: Mapping[str, Any], settings: Mapping[str, Any]) -> str | None:
+    """Said above the table when the plan gates on another coefficient than Cohen's κ."""
+    gates = {((k or {}).get("gate") or {}).get("coefficient") for k in per_dim.values()} - {None, "cohen"}
+    if not gates:
+        return None
+    which = gates.pop()
+    over = "Krippendorff's α over all raters" if which == "krippendorff" else (
+        f"{which} per rater pair, the {settings.get('aggregate') or 'min'} over pairs")
+    return (f"The plan gates dimensions on {over} (rules.kappa.coefficient: {which}), "
+            f"threshold {numfmt.kappa(settings.get('threshold'))}; the counts column follows it.")
 
 
 def kappa_notes(report: Mapping[str, Any], pass_id: str) -> list[str]:

@@ -72,13 +72,16 @@ def test_the_honest_study_passes(lab: Lab) -> None:
 def test_an_unattributed_copy_of_study_scores_in_the_amendment_folder_blocks_the_study(
         lab: Lab, name: str) -> None:
     """A score table with no front matter, committed in the amendment's folder before the seals:
-    anyone could read it; it names no amendment, so it is the study's."""
+    anyone could read it; it names no amendment, so it is the study's. Its cells are those of the
+    revealed sheets (cto and logician scored alike), so it is their plaintext before both seals
+    (docs/sealing.md, "Copies of scores")."""
     body = scores("logician").split("---\n\n", 1)[1]
     lab.file("logician", f"{FOLDER}/{name}", body, no_verify=True)
     seal(lab, "cto"), seal(lab, "logician")
     lab.reveal("cto"), lab.reveal("logician")
     _, doc = report(lab)
-    assert violation_scopes(doc) == [("stray-scores", None, None)]
+    assert violation_scopes(doc) == [("stray-scores", "cto", None), ("visible-at-seal", "cto", None),
+                                     ("visible-at-seal", "logician", None)]
     assert doc["verdict"] == "NOT-READY"
     assert any(f"{FOLDER}/{name}" in r for r in doc["not_ready"])
 

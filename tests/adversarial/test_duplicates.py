@@ -140,8 +140,8 @@ def test_score_table_pasted_into_notes_with_front_matter(lab: Lab) -> None:
 
 @pytest.mark.parametrize(("path", "content"), [
     ("study/archive/old_table.md", sheet_text("cto", front_matter=False).replace("Scores of cto", "Old")),
-    ("exports/scores_final.csv", "question,condition,D1,D2\nQ1,A,1,2\n"),
-], ids=["table-in-study-dir", "scores_-name-elsewhere"])
+    ("study/exports/final.csv", "question,condition,D1,D2\nQ1,A,1,2\n"),
+], ids=["table-in-study-dir", "csv-in-study-dir"])
 def test_stray_copy_with_unknown_owner(lab: Lab, path: str, content: str) -> None:
     lab.start()
     for r in ("cto", "logician"):

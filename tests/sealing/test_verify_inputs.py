@@ -155,11 +155,14 @@ def test_symlinked_score_file(study: Study) -> None:
 
 
 def test_score_file_outside_study_dir_is_a_stray_copy(study: Study) -> None:
+    """Outside the study folder a copy is found by its content (docs/sealing.md, "Copies of
+    scores"): this one states cto's cells, recognised once cto's sheet is revealed."""
     study.start()
     study.digest_seal("cto")
     study.write("notes/scores_cto.md", score_text("cto"))
     copy = study.by("lead", "someone's copy elsewhere")
     study.digest_seal("logician")
+    study.reveal("cto")
     res, data = study.verify()
     assert res.code == 1
     assert codes(data) == [("stray-scores", "cto"), ("visible-at-seal", "logician")]

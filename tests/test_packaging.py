@@ -1,0 +1,19 @@
+"""The wheel ships every package of the code: a package missing from pyproject's explicit list
+installs fine in editable mode (the tests' mode) and breaks only for users of the wheel."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_package_under_aoven_git_is_listed_in_pyproject() -> None:
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "aoven_git").rglob("__init__.py")
+        if not any(part.startswith("_") for part in init.parent.relative_to(ROOT / "aoven_git").parts)
+    }
+    assert found == listed
