@@ -260,3 +260,26 @@ def test_unanchored_unblind_is_timestamp_missing(tmp_path: Path, monkeypatch: py
     assert (code, found) == (1, [("timestamp-missing", None)])
     assert data["violations"][0]["commit"] == s.git("rev-parse", "HEAD")
     assert "unblinding of pass hidden" in data["violations"][0]["message"]
+
+
+def test_seal_push_timestamp_anchors_the_pushed_seal_and_pushes_the_token(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, authorities: Authorities) -> None:
+    from tests.test_push import as_, clone
+
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    lead = Study(tmp_path / "lead")
+    start_anchored(lead, [authorities.start("tsa")])
+    lead.git("remote", "add", "origin", str(origin))
+    lead.git("push", "-q", "-u", "origin", "main")
+    cto = clone(origin, tmp_path / "cto")
+    cto.write(cto.score_path("cto"), score_text("cto"))
+    res = as_(monkeypatch, "cto", cto, "seal", "--rater", "cto", "--push", "--timestamp")
+    assert res.code == 0, res.output
+    seal = cto.git("rev-parse", "HEAD^")
+    remote_head = subprocess.run(["git", "--git-dir", str(origin), "rev-parse", "main"], capture_output=True,
+                                 text=True, check=True).stdout.strip()
+    assert remote_head == cto.git("rev-parse", "HEAD")  # the token commit is on the remote too
+    assert cto.git("show", "--name-only", "--format=", "HEAD") == f"timestamps/{seal}.tsr"
+    _, data = cto.verify()
+    assert codes(data) == []
