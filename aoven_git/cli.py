@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "seal": ("seal", "Seal a rater's scores with a digest commit."),
     "reveal": ("reveal", "Commit a sealed score file once every required rater has sealed."),
     "verify-seal": ("verify_seal", "Prove from history that every rater sealed blind."),
+    "timestamp": ("timestamp", "Commit RFC 3161 tokens from the plan's authorities over a commit."),
     "hook": ("hook", "Git hook entry points (pre-commit)."),
     "install-hook": ("install_hook", "Install the pre-commit hook into .git/hooks."),
     "disagreements": ("disagreements", "List disagreeing cells; write a reconciliation template."),

@@ -131,9 +131,25 @@ class Refinement:
 
 
 @dataclass(frozen=True)
+class TimestampAuthority:
+    """An RFC 3161 authority the plan pins: where to ask, and its certificate (a PEM file path
+    relative to the repository root) that its tokens must chain to (docs/plan.md)."""
+
+    url: str
+    certificate: str
+
+
+@dataclass(frozen=True)
+class Timestamps:
+    authorities: tuple[TimestampAuthority, ...] = ()
+    required: bool = False  # seals, unblinds and the plan-freeze commit need a valid token
+
+
+@dataclass(frozen=True)
 class Security:
     require_signed: bool = False
     allowed_signers: str | None = None  # path relative to the repository root
+    timestamps: Timestamps | None = None  # security.timestamps (None: not declared)
 
 
 @dataclass(frozen=True)

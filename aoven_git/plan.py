@@ -41,6 +41,8 @@ from aoven_git.model import (
     Rules,
     Scale,
     Security,
+    TimestampAuthority,
+    Timestamps,
     Transition,
     Withdrawal,
 )
@@ -468,6 +470,10 @@ def _check_security(doc: dict[str, Any], out: _Problems) -> None:
             ["security"],
             "security.require_signed needs security.allowed_signers (an ssh allowed-signers file)",
         )
+    stamps = security.get("timestamps") or {}
+    if stamps.get("required") and not stamps.get("authorities"):
+        out.at(["security", "timestamps"],
+               "security.timestamps.required needs at least one authority (url and certificate)")
 
 
 def _check_locked(doc: dict[str, Any], out: _Problems) -> None:
@@ -638,7 +644,8 @@ def _build(
         refinements=tuple(Refinement(r["id"], r["text"]) for r in doc.get("refinements", [])),
         retest_cap=doc.get("retest_cap", 1),
         claims=dict(doc.get("claims") or {}),
-        security=Security(bool(security.get("require_signed", False)), security.get("allowed_signers")),
+        security=Security(bool(security.get("require_signed", False)), security.get("allowed_signers"),
+                          _timestamps(security.get("timestamps"))),
         locked=tuple(doc.get("locked", [])),
         amendments=tuple(_amendment(a, doc) for a in doc.get("amendments") or []),
         leak_patterns=tuple((doc.get("blind") or {}).get("leak_patterns") or []),
@@ -648,6 +655,14 @@ def _build(
         raw=raw,
         lines=lines,
     )
+
+
+def _timestamps(doc: dict[str, Any] | None) -> Timestamps | None:
+    """security.timestamps: the pinned RFC 3161 authorities (docs/plan.md)."""
+    if doc is None:
+        return None
+    return Timestamps(tuple(TimestampAuthority(a["url"], clean_path(a["certificate"]))
+                            for a in doc.get("authorities") or []), bool(doc.get("required", False)))
 
 
 RATER_ID = re.compile(r"^[a-z][a-z0-9-]{0,31}$")

@@ -135,6 +135,8 @@ def _seals(
     withdrawn = [dict(w) for w in seals.get("withdrawals", []) or [] if isinstance(w, Mapping)]
     if withdrawn:  # only when there are: an honest study's report keeps its exact shape
         doc["withdrawals"] = withdrawn
+    if "timestamps" in seals:  # time anchors, when the plan pins authorities
+        doc["timestamps"] = [dict(a) for a in seals.get("timestamps") or [] if isinstance(a, Mapping)]
     return doc, blockers, by_amendment
 
 

@@ -51,6 +51,7 @@ class SealReport:
     unattributed: list[dict[str, Any]] = field(default_factory=list)  # rows not their rater's own
     withdrawals: list[dict[str, Any]] = field(default_factory=list)  # withdrawn raters (withdrawal_rules)
     protocol_events: list[dict[str, Any]] = field(default_factory=list)  # deviations (protocol_events.py)
+    anchors: list[Any] | None = None  # time-stamp tokens (timestamps.Anchor) when the plan pins authorities
 
     @property
     def blocking(self) -> list[Violation]:
@@ -92,6 +93,7 @@ class SealReport:
             "unattributed_rows": self.unattributed,
             "withdrawals": self.withdrawals,
             "protocol_events": self.protocol_events,
+            **({"timestamps": [a.as_dict() for a in self.anchors]} if self.anchors is not None else {}),
         }
 
 

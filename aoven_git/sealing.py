@@ -114,6 +114,10 @@ def verify(root: Path, plan_path: str, rev: str = "HEAD") -> SealReport:
                             "commit the allowed-signers file with the plan", path=plan_path)
         _check_signatures(root, judged, report)
     attribute_rows(root, commit, judged, report)
+    if judged.security.timestamps is not None:
+        from aoven_git.anchors import check as anchor_check
+
+        report.violations.extend(anchor_check(root, commit, judged, report))
     if any(p.blind for p in judged.passes):
         from aoven_git.blind_corpus import corpus_violations, key_copy_violations
 

@@ -194,7 +194,8 @@ def test_action_interface() -> None:
     action = load_yaml(ACTION)
     defaults = {name: spec.get("default") for name, spec in action["inputs"].items()}
     assert defaults == {"plan": "aoven.yaml", "python-version": "3.12", "fail-on": "fail",
-                        "package": "aoven-git", "artifact-name": "aoven-report", "working-directory": "."}
+                        "package": "aoven-git", "artifact-name": "aoven-report", "working-directory": ".",
+                        "timestamp": "false"}
     assert set(action["outputs"]) == {"verdict", "verify-status"}
     assert action["runs"]["using"] == "composite"
     uses = [s["uses"] for s in action["runs"]["steps"] if "uses" in s]

@@ -150,6 +150,15 @@ def no_plan(study: Study) -> str:
     shown = study.relpath(study.plan_file)
     return (f"no plan at {shown} (neither staged nor in HEAD): nothing was checked. If the plan lives "
             "elsewhere, run `aoven-git install-hook --plan <path>` (once per plan)")
+def _token_changes(study: Study, plan: Any) -> list[str]:
+    """Committed time-stamp tokens are write-once (docs/sealing.md, "Independent time anchors");
+    one `git diff --cached` and only when the plan declares `security.timestamps`."""
+    from aoven_git import gitio
+    from aoven_git.timestamp_rules import timestamp_changed
+
+    if plan.security.timestamps is None:
+        return []
+    return [f"{v.path}: {v.code}: {v.message}" for v in timestamp_changed(gitio.staged_changes(study.root))]
 
 
 def messages(study: Study) -> tuple[list[str], list[str]]:
@@ -183,7 +192,7 @@ def study_messages(study: Study) -> tuple[list[str], list[str]] | None:
     staged = hist.nodes[-1].state
     before = hist.nodes[0].state if len(hist.nodes) > 1 else {}
     changed = sorted(p for p in set(staged) | set(before) if staged.get(p) != before.get(p))
-    elsewhere = key_copies_elsewhere(study, plan, plan_rel, hist)
+    elsewhere = key_copies_elsewhere(study, plan, plan_rel, hist) + _token_changes(study, plan)
     if not changed:
         return elsewhere, []
     kinds = {p: naming.classify(plan, p).kind for p in changed}  # type: ignore[arg-type]

@@ -21,9 +21,12 @@ from aoven_git.errors import CannotVerify
 @click.option("--restore", is_flag=True,
               help="Write a lost or edited sheet back from the copy `seal` kept, then reveal it.")
 @push_option
+@click.option("--timestamp", is_flag=True,
+              help="Then commit RFC 3161 tokens over the new commit (`aoven-git timestamp`).")
 @click.argument("file", required=False)
 def command(study: Study, rater: str | None, pass_id: str | None, round_id: str | None,
-            amendment: str | None, force: bool, restore: bool, push: bool, file: str | None) -> int:
+            amendment: str | None, force: bool, restore: bool, push: bool, timestamp: bool,
+            file: str | None) -> int:
     """Commit the plaintext score file after checking its digest against the committed seal."""
     from aoven_git.commands import _push
     from aoven_git.commands.seal import reveal_args
@@ -49,4 +52,9 @@ def command(study: Study, rater: str | None, pass_id: str | None, round_id: str 
                    err=True)
     if up is not None:
         click.echo(_push.push(study.root, up))
+    if timestamp:
+        from aoven_git import gitio
+        from aoven_git.commands.timestamp import anchor_and_report
+
+        anchor_and_report(study, gitio.head_commit(study.root) if up is not None else result.commit, up)
     return 0

@@ -50,9 +50,11 @@ def _refuse_after_key(study: Study, sheet: SheetId) -> None:
               help="Seal the re-scores of this amendment (amendments/<ID>/scores_…md).")
 @click.option("--no-commit", is_flag=True, help="Only stage the seal file; commit it yourself.")
 @push_option
+@click.option("--timestamp", is_flag=True,
+              help="Then commit RFC 3161 tokens over the new commit (`aoven-git timestamp`).")
 @click.argument("file", required=False)
 def command(study: Study, rater: str | None, pass_id: str | None, round_id: str | None,
-            amendment: str | None, no_commit: bool, push: bool, file: str | None) -> int:
+            amendment: str | None, no_commit: bool, push: bool, timestamp: bool, file: str | None) -> int:
     """Validate the score file, add a random nonce to its front matter and commit only
     seals/<stem>.sha256 (its SHA-256): nobody can read the scores, nobody can change them."""
     from aoven_git.commands import _push
@@ -60,6 +62,8 @@ def command(study: Study, rater: str | None, pass_id: str | None, round_id: str 
 
     if not study.in_git:
         raise CannotVerify(f"{study.root} is not a git repository: sealing needs commits")
+    if timestamp and no_commit:
+        raise UsageError("--timestamp needs the seal commit: it cannot be combined with --no-commit")
     if push and no_commit:
         raise UsageError("--push commits and pushes the seal; --no-commit only stages it: choose one")
     plan_path = study.relpath(study.plan_file)
@@ -88,6 +92,11 @@ def command(study: Study, rater: str | None, pass_id: str | None, round_id: str 
     if result.unstaged:
         click.echo(f"note: {tgt.score} was staged (`git add`); it is unstaged again so that only the "
                    "seal is public and the file is revealed later with its nonce")
+    if timestamp:
+        from aoven_git import gitio
+        from aoven_git.commands.timestamp import anchor_and_report
+
+        anchor_and_report(study, gitio.head_commit(study.root) if up is not None else result.commit, up)
     return 0
 
 

@@ -97,7 +97,9 @@ def _commit(study: Study, plan: Plan, p: Pass, data: bytes) -> tuple[str, str]:
 @click.option("--key", "key_file", required=True, type=click.Path(dir_okay=False),
               help="The key file `aoven-git blind` wrote.")
 @push_option
-def command(study: Study, pass_id: str, key_file: str, push: bool) -> int:
+@click.option("--timestamp", is_flag=True,
+              help="Then commit RFC 3161 tokens over the new commit (`aoven-git timestamp`).")
+def command(study: Study, pass_id: str, key_file: str, push: bool, timestamp: bool) -> int:
     """Commit the key of blind pass P as blind/P/key.json, once every required rater has sealed."""
     from aoven_git import gitio, naming
     from aoven_git.commands import _push
@@ -131,4 +133,8 @@ def command(study: Study, pass_id: str, key_file: str, push: bool) -> int:
     click.echo(f"unblinded pass {p.id}: {rel} committed in {sha[:10]}; raters can now reveal their sheets")
     if up is not None:
         click.echo(_push.push(study.root, up))
+    if timestamp:
+        from aoven_git.commands.timestamp import anchor_and_report
+
+        anchor_and_report(study, gitio.head_commit(study.root) if up is not None else sha, up)
     return 0

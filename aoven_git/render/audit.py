@@ -172,3 +172,18 @@ def timeline_table(report: Mapping[str, Any]) -> Table:
                      Cell(str(e.get("author") or DASH))))
     table = Table(("commit", "event", "rater", "pass", "round", "amendment", "author"), tuple(rows))
     return pruned(table, sentences=[4], keep=(0, 1, 2, 3, 6))
+
+
+def anchors_table(report: Mapping[str, Any]) -> Table:
+    """Each time-stamp token verify-seal read: the commit it anchors, the authority and its time,
+    or why it proves nothing (docs/sealing.md, "Independent time anchors")."""
+    rows = []
+    for a in (report.get("seals") or {}).get("timestamps") or []:
+        if not isinstance(a, Mapping):
+            continue
+        error = a.get("error")
+        rows.append((Cell(short_commit(a.get("commit")) or DASH, code=bool(a.get("commit"))),
+                     Cell(str(a.get("authority") or DASH)),
+                     Cell(str(a.get("time") or DASH)),
+                     Cell(f"invalid: {error}" if error else "valid", tone="bad" if error else None)))
+    return Table(("commit", "authority", "time (UTC)", "token"), tuple(rows))

@@ -593,6 +593,10 @@ def _seals(report: Mapping[str, Any]) -> str:
     forced = seals.get("forced_reveals") or []
     if forced:
         out.append("<h3>Forced reveals</h3>" + _list([describe(f) for f in forced]))
+    anchors = audit.anchors_table(report)
+    if anchors.rows:
+        out += ["<h3>Time anchors</h3>", '<p class="note">RFC 3161 tokens: the commit each fixes, by '
+                "which authority and when.</p>", _table(anchors)]
     events = audit.timeline_table(report)
     if events.rows:
         out += ["<h3>Timeline</h3>", '<p class="note">Who sealed, revealed and reconciled, in history '

@@ -467,6 +467,9 @@ def _md_seals(report: Mapping[str, Any]) -> list[str]:
     forced = seals.get("forced_reveals") or []
     if forced:
         lines += ["**Forced reveals:**", ""] + [f"- {md(describe(f))}" for f in forced] + [""]
+    anchors = audit.anchors_table(report)
+    if anchors.rows:
+        lines += ["**Time anchors** (RFC 3161 tokens):", "", *md_table(anchors), ""]
     events = audit.timeline_table(report)
     if events.rows:
         n = len(events.rows)
