@@ -6,6 +6,7 @@ depend on, or change, the machine's configuration.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -27,9 +28,15 @@ DEFAULT_PLAN = ROOT / "aoven_git" / "templates" / "aoven.yaml"
 PLAN_MARKERS: tuple[str, ...] = tuple(load_plan(DEFAULT_PLAN).markers)
 
 
-@pytest.fixture(autouse=True)
-def isolated_git_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = tmp_path_factory.getbasetemp() / "gitconfig"
+#: variables a test's git must not inherit from the machine (or from another test)
+_GIT_IDENTITY_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
+                      "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
+
+
+def isolate_git(monkeypatch: pytest.MonkeyPatch, factory: pytest.TempPathFactory) -> None:
+    """Point git at a throwaway global config in this session's base temp directory. Under
+    pytest-xdist every worker has its own base temp, so workers never share a file."""
+    cfg = factory.getbasetemp() / "gitconfig"
     if not cfg.exists():
         cfg.write_text(
             "[user]\n\tname = Test Runner\n\temail = runner@example.org\n"
@@ -40,9 +47,30 @@ def isolated_git_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     # reports state when they were generated; a fixed time keeps reruns (and goldens) identical
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1798761600")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
-                "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+    for var in _GIT_IDENTITY_VARS:
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def isolated_git_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate_git(monkeypatch, tmp_path_factory)
+
+
+@contextlib.contextmanager
+def isolated_session(factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The isolation of `isolated_git_config` for a session- or module-scoped fixture, which is
+    set up before any function-scoped (autouse) fixture of the first test that needs it."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate_git(monkeypatch, factory)
+        yield
+
+
+def copy_repo(source: Path, dest: Path) -> Path:
+    """A private copy of a repository built once per session: `shutil.copytree` of the folder
+    (work tree and `.git`) costs a few milliseconds where rebuilding it costs hundreds of git
+    processes. Symbolic links are copied as links, so the copy is the same repository."""
+    shutil.copytree(source, dest, symlinks=True)
+    return dest
 
 
 @dataclass
@@ -145,3 +173,22 @@ def example_study(tmp_path: Path) -> Iterator[Path]:
     shutil.copytree(EXAMPLE, root / "tests" / "phase2")
     shutil.copy(root / "tests" / "phase2" / "aoven.yaml", root / "aoven.yaml")
     yield root
+
+
+@pytest.fixture(scope="session")
+def demo_history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]:
+    """`aoven-git demo --keep` (the example study's whole honest history: pre-registration, every
+    seal, every reveal, each rater's reconciliation rows, the amendment; about 340 git
+    processes), replayed once per session, and under pytest-xdist once per worker. Tests that
+    change the repository take `demo_repo`, a copy; tests that only read it may use it directly."""
+    root = tmp_path_factory.mktemp("demo-history") / "study"
+    with isolated_session(tmp_path_factory):
+        res = run_cli("demo", "--keep", str(root))
+    assert res.code == 0, res.output
+    return res, root
+
+
+@pytest.fixture
+def demo_repo(demo_history: tuple[Result, Path], tmp_path: Path) -> Path:
+    """This test's own copy of the demo's history (see `demo_history`), at `tmp_path/demo`."""
+    return copy_repo(demo_history[1], tmp_path / "demo")

@@ -376,9 +376,9 @@ def test_shallow_clone_cannot_be_verified_but_still_reports(tmp_path: Path) -> N
     assert as_json(run_cli("report", "--format", "json", cwd=team.lead.path))["verdict"] == "PASS"
 
 
-def test_shallow_clone_report_says_not_verified_rather_than_violated(tmp_path: Path) -> None:
-    honest = tmp_path / "honest"
-    assert run_cli("demo", "--keep", str(honest)).code == 0  # the same honest history, built faster
+def test_shallow_clone_report_says_not_verified_rather_than_violated(
+        tmp_path: Path, demo_history: tuple[Result, Path]) -> None:
+    honest = demo_history[1]  # the same honest history, built faster (`demo --keep`, once per session)
     shallow = tmp_path / "shallow"
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{honest}", str(shallow)], check=True)
     report = as_json(run_cli("report", "--format", "json", cwd=shallow))
