@@ -13,7 +13,7 @@ spots the catalogue does not cover:
   `scores_*` looks newly added in EVERY later commit: every commit is refused.
 
 And the hook judges the plan found at HEAD's first seal under the *staged* plan: a study_dir move
-hides every earlier seal (see also test_review_plan.py).
+hides every earlier seal (see also test_attacks_plan_judge.py).
 """
 
 from __future__ import annotations
