@@ -122,10 +122,12 @@ def cli() -> type[Result]:
 class GitRepo:
     """A real repository in a temporary directory, with helpers for building histories."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, init: bool = True) -> None:
+        """`init=False` adopts an existing repository (a copy of a session template)."""
         self.path = path
-        path.mkdir(parents=True, exist_ok=True)
-        self.git("init", "-q")
+        if init:
+            path.mkdir(parents=True, exist_ok=True)
+            self.git("init", "-q")
 
     def git(self, *args: str, author: tuple[str, str] | None = None, env: dict[str, str] | None = None,
             check: bool = True) -> str:
@@ -192,3 +194,21 @@ def demo_history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path
 def demo_repo(demo_history: tuple[Result, Path], tmp_path: Path) -> Path:
     """This test's own copy of the demo's history (see `demo_history`), at `tmp_path/demo`."""
     return copy_repo(demo_history[1], tmp_path / "demo")
+
+
+@pytest.fixture(scope="session")
+def blinded_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The blinded study of tests/test_blind_e2e.py, built once per session (per xdist worker):
+    `strip-markers`, the first commit, `install-hook` and `blind` through the real CLI and the
+    installed hook. Holds `repo/` and the key at `keys/hidden.json`, outside the work tree.
+    `test_blind_e2e.blinded` gives each test its own copy of both."""
+    from tests.test_blind_e2e import BlindStudy
+
+    base = tmp_path_factory.mktemp("blinded")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate_git(monkeypatch, tmp_path_factory)
+        s = BlindStudy(base / "repo", monkeypatch)
+        s.start()
+        res = s.run("lead", "blind", "--pass", "hidden", "--key-out", str(base / "keys" / "hidden.json"))
+    assert res.code == 0, res.output
+    return base
