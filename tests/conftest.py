@@ -160,6 +160,26 @@ class GitRepo:
         else:
             self.git("add", "-A")
         self.git("commit", "-q", "--allow-empty", "-m", message, author=author, env=env)
+        return self.head_commit()
+
+    def head_commit(self) -> str:
+        """What `git rev-parse HEAD` prints, read from `.git` without starting a process (tests
+        make thousands of commits and read HEAD after each): HEAD, then the branch's loose or
+        packed ref. Anything unusual (a `.git` file, a missing ref) asks git."""
+        git_dir = self.path / ".git"
+        try:
+            head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+            if not head.startswith("ref: "):
+                return head if len(head) == 40 else self.git("rev-parse", "HEAD")
+            ref = head[5:]
+            loose = git_dir / ref
+            if loose.is_file():
+                return loose.read_text(encoding="utf-8").strip()
+            for line in (git_dir / "packed-refs").read_text(encoding="utf-8").splitlines():
+                if line.endswith(f" {ref}") and not line.startswith(("#", "^")):
+                    return line.split(" ", 1)[0]
+        except OSError:
+            pass
         return self.git("rev-parse", "HEAD")
 
 

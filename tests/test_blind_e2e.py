@@ -117,7 +117,7 @@ class BlindStudy(GitRepo):
         return self.head()
 
     def head(self) -> str:
-        return self.git("rev-parse", "HEAD")
+        return self.head_commit()
 
     def state(self) -> tuple[str, str]:
         return self.head(), self.git("status", "--porcelain", "--untracked-files=all")

@@ -124,7 +124,7 @@ class Lab(Study):
         return self.put(who, message or f"add {path}", path, **kw)  # type: ignore[arg-type]
 
     def head(self, rev: str = "HEAD") -> str:
-        return self.git("rev-parse", rev)
+        return self.head_commit() if rev == "HEAD" else self.git("rev-parse", rev)
 
     # -- sealing by hand ---------------------------------------------------------------------
     def score_path(self, rater: str, pass_id: str = UNBLINDED) -> str:  # type: ignore[override]
@@ -312,17 +312,27 @@ def lab(tmp_path: Path) -> Lab:
 needs_ssh = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen not installed")
 
 
-@pytest.fixture
-def keys(tmp_path: Path) -> dict[str, Path]:
-    """Throwaway ed25519 keys for cto, logician and an attacker."""
-    out = {}
-    for who in ("cto", "logician", "mallory"):
-        key = tmp_path / "keys" / f"key-{who}"
-        key.parent.mkdir(exist_ok=True)
+SIGNERS = ("cto", "logician", "mallory")
+
+
+@pytest.fixture(scope="session")
+def session_keys(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Throwaway ed25519 keys for cto, logician and an attacker, made once per session (per
+    xdist worker) in a folder `keys` copies."""
+    folder = tmp_path_factory.mktemp("ssh") / "keys"
+    folder.mkdir()
+    for who in SIGNERS:
+        key = folder / f"key-{who}"
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", who, "-f", str(key)],
                        check=True, stdin=subprocess.DEVNULL)
-        out[who] = key
-    return out
+    return folder
+
+
+@pytest.fixture
+def keys(session_keys: Path, tmp_path: Path) -> dict[str, Path]:
+    """This test's copy of the session's keys (file modes kept: ssh refuses a readable key)."""
+    folder = shutil.copytree(session_keys, tmp_path / "keys")
+    return {who: folder / f"key-{who}" for who in SIGNERS}
 
 
 def signers_line(email: str, key: Path) -> str:

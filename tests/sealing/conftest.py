@@ -116,7 +116,7 @@ class Study(GitRepo):
     def merge(self, branch: str, who: str = "lead") -> str:
         name, email = PEOPLE[who]
         self.git("merge", "-q", "--no-ff", "--no-edit", branch, author=(name, email))
-        return self.git("rev-parse", "HEAD")
+        return self.head_commit()
 
     # -- checking --------------------------------------------------------------------------
     def verify(self, *args: str) -> tuple[Result, dict]:
