@@ -27,7 +27,7 @@ import pytest
 from aoven_git.model import SheetId
 from aoven_git.seals import format_seal, sha256
 from tests.conftest import Result, run_cli
-from tests.sealing.conftest import PEOPLE, PLAN, Study, codes
+from tests.sealing.conftest import PEOPLE, PLAN, UNBLINDED_PASS, Study, codes, plan
 
 Who = str | tuple[str, str]
 
@@ -36,24 +36,18 @@ BLINDED = "blinded"
 
 #: the test plan with a second pass: condition B again, markers stripped (in the docs: a blinded
 #: pass that overlaps the unblinded one because both score condition B)
-TWO_PASS_PLAN = PLAN.replace(
-    "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2], primary: true}\n",
-    "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2], primary: true}\n"
-    "  - {id: blinded, conditions: [B], dimensions: [D1, D2], stripped: true}\n",
-)
+TWO_PASS_PLAN = plan(passes=[UNBLINDED_PASS,
+                             "{id: blinded, conditions: [B], dimensions: [D1, D2], stripped: true}"])
 assert TWO_PASS_PLAN != PLAN
 
 #: two passes that share no condition: revealing one never contaminates the other
-SPLIT_PASS_PLAN = PLAN.replace(
-    "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2], primary: true}\n",
-    "  - {id: first, conditions: [A], dimensions: [D1, D2], primary: true}\n"
-    "  - {id: second, conditions: [B], dimensions: [D1, D2]}\n",
-)
+SPLIT_PASS_PLAN = plan(passes=["{id: first, conditions: [A], dimensions: [D1, D2], primary: true}",
+                              "{id: second, conditions: [B], dimensions: [D1, D2]}"])
 assert SPLIT_PASS_PLAN != PLAN
 
 NO_SECURITY = "security: {require_signed: false, allowed_signers: null}"
 SIGNED_SECURITY = "security: {require_signed: true, allowed_signers: keys/allowed_signers}"
-SIGNED_PLAN = PLAN.replace(NO_SECURITY, SIGNED_SECURITY)
+SIGNED_PLAN = plan(security=SIGNED_SECURITY.removeprefix("security: "))
 assert SIGNED_PLAN != PLAN
 
 #: conditions each pass of the plans above scores

@@ -34,6 +34,7 @@ from tests.adversarial.conftest import (
     sheet_text,
     signed_lab,
 )
+from tests.sealing.conftest import CTO, LOGICIAN, plan
 
 CELL = "Q1/A/D1"
 
@@ -148,8 +149,7 @@ def test_rater_without_emails_is_refused_before_the_first_seal(lab: Lab) -> None
     e-mails in the plan"), so every flagged cell they took part in stays without consensus: the
     study is NOT-READY for good, because `raters` is frozen by the first seal. The trap must be
     refused while it can still be fixed: `seal` for a rater without e-mails."""
-    no_email = PLAN.replace("{id: redteam, name: Red Team, emails: [redteam@example.org], required: false}",
-                            "{id: redteam, name: Red Team, required: false}")
+    no_email = plan(raters=[CTO, LOGICIAN, "{id: redteam, name: Red Team, required: false}"])
     assert no_email != PLAN
     lab.start(no_email)
     lab.write(lab.score_path("redteam"), sheet_text("redteam"))

@@ -22,7 +22,8 @@ import subprocess
 
 import pytest
 
-from tests.adversarial.conftest import PLAN, Lab, expect, refused, sheet_text
+from tests.adversarial.conftest import Lab, expect, refused, sheet_text
+from tests.sealing.conftest import plan
 
 
 def conflicted_merge(lab: Lab, bring: str) -> subprocess.CompletedProcess[str]:
@@ -99,7 +100,7 @@ def test_hook_refuses_moving_the_study_dir_after_the_first_seal(lab: Lab) -> Non
     lab.install_hook()
     lab.seal("cto")
     lab.git("mv", "study", "phase2")
-    lab.write("aoven.yaml", PLAN.replace("study_dir: study", "study_dir: phase2"))
+    lab.write("aoven.yaml", plan(study_dir="phase2"))
     lab.git("add", "aoven.yaml")
     proc = lab.git_commit("cto", "shorter paths")
     refused(proc, "plan-changed-after-seal")

@@ -24,6 +24,7 @@ from tests.adversarial.conftest import (
     expect,
     sheet_text,
 )
+from tests.sealing.conftest import UNBLINDED_PASS, plan
 
 LEAK = [("stray-scores", "cto"), ("visible-at-seal", "logician")]
 
@@ -93,11 +94,8 @@ def test_leak_whose_front_matter_names_a_pass_it_does_not_score(lab: Lab) -> Non
     expect(lab, LEAK)
 
 
-BLIND_PLAN = PLAN.replace(
-    "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2], primary: true}\n",
-    "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2], primary: true}\n"
-    "  - {id: opaque, conditions: [A, B], dimensions: [D1, D2], stripped: true, blind: true}\n",
-)
+BLIND_PLAN = plan(passes=[
+    UNBLINDED_PASS, "{id: opaque, conditions: [A, B], dimensions: [D1, D2], stripped: true, blind: true}"])
 BLIND_RESPONSES = RESPONSES | {f"study/test_a_stripped/{q}.md": f"# {q.upper()}\n\nStripped A.\n"
                                for q in ("q1", "q2")}
 
@@ -119,8 +117,7 @@ def test_stripped_responses_moved_after_seal_hides_a_leak(lab: Lab) -> None:
     never read."""
     lab.start()
     lab.seal("cto")
-    lab.write("aoven.yaml", PLAN.replace('stripped_responses: "test_{condition}_stripped/{question}.md"',
-                                         'stripped_responses: "notes_{condition}/{question}.md"'))
+    lab.write("aoven.yaml", plan(stripped_responses='"notes_{condition}/{question}.md"'))
     lab.put("lead", "stripped copies go to notes_<condition>/", "aoven.yaml")
     lab.file("cto", "study/notes_a/q1.md", sheet_text("cto"), "working notes")
     lab.seal("logician")
@@ -156,7 +153,7 @@ def test_unnormalised_study_dir_hides_the_reconciliation(lab: Lab, study_dir: st
     `ledger.tracked` and the role checks compare path *strings* with `study_dir + "/"`: nothing
     under the study dir but `scores_*` names is tracked, so a reconciliation committed before
     logician sealed is invisible (compare `test_reconciliation_committed_before_rater_sealed`)."""
-    lab.start(PLAN.replace("study_dir: study", f"study_dir: {study_dir}"))
+    lab.start(plan(study_dir=study_dir))
     lab.seal("cto")
     recon = lab.recon()
     bad = lab.seal("logician")
@@ -169,7 +166,7 @@ def test_study_at_the_repository_root_is_a_plan_error(lab: Lab) -> None:
     """`study_dir: .` would make every file of the repository a study file: the plan refuses it
     (exit 2, at its line) instead of reading the history under a spelling the rules cannot
     compare (docs/plan.md, `study_dir`)."""
-    lab.write("aoven.yaml", PLAN.replace("study_dir: study", "study_dir: ."))
+    lab.write("aoven.yaml", plan(study_dir="."))
     for path, text in RESPONSES.items():
         lab.write(path.removeprefix("study/"), text)
     lab.put("lead", "plan and responses")
@@ -182,7 +179,7 @@ def test_seal_command_works_with_a_valid_study_dir_spelling(lab: Lab, study_dir:
     """HONEST: the same plans make `aoven-git seal` refuse every honest rater ("responses of pass
     unblinded are not committed: ./test_a/q1.md …"): HEAD paths never start with `./`."""
     prefix = "study/"
-    lab.write("aoven.yaml", PLAN.replace("study_dir: study", f"study_dir: {study_dir}"))
+    lab.write("aoven.yaml", plan(study_dir=study_dir))
     for path, text in RESPONSES.items():
         lab.write(prefix + path.removeprefix("study/"), text)
     lab.put("lead", "plan and responses")
