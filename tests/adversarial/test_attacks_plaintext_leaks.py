@@ -1,7 +1,7 @@
 """Review: plaintext the leak detector does not see (found by reading ledger.py and naming.py).
 
 verify-seal counts a file under the study dir as someone's plaintext only when `ledger.role_of`
-makes it a *candidate* and `ledger._content_sheet` then finds score cells in it. Every way around
+makes it a *candidate* and `ledger.content_sheets` then finds score cells in it. Every way around
 those two gates lets a rater read another rater's scores in the repository and still seal clean.
 Each test below is such a way; each asserts what the sealing rules (README, "aoven-git
 verify-seal": copies of scores under the study dir are plaintext and `stray-scores`) say should
@@ -57,7 +57,7 @@ def test_leak_in_a_folder_shaped_like_a_response_folder(lab: Lab) -> None:
 
 def test_leak_padded_past_the_candidate_size_limit(lab: Lab) -> None:
     """Candidates are read only up to `ledger.CANDIDATE_BYTES` (1 MiB); a larger blob is never
-    fetched, so `_content_sheet` sees no data and decides "no score table". An HTML comment of
+    fetched, so `ledger.content_sheets` sees no data and decides "no score table". An HTML comment of
     spaces is all it takes; the table at the top stays readable to anyone."""
     padded = sheet_text("cto") + "\n<!--" + " " * (1100 * 1024) + "-->\n"
     leak_then_seal(lab, "study/notes.md", padded)
@@ -77,7 +77,7 @@ def test_leak_as_a_summary_table(lab: Lab) -> None:
 
 def test_leak_with_lower_case_ids_skips_the_prefilter(lab: Lab) -> None:
     """Ids are case-insensitive to the parser (`| q | cond | d1 | d2 |` is a valid score file), but
-    `_content_sheet` first requires a dimension id in its exact case (`b"D1" in data`)."""
+    `ledger.content_sheets` first requires a dimension id in its exact case (`b"D1" in data`)."""
     lower = sheet_text("cto").replace("| Q | Cond | D1 | D2 | Σ |", "| q | cond | d1 | d2 | σ |")
     leak_then_seal(lab, "study/notes.md", lower)
     expect(lab, LEAK)
@@ -131,7 +131,7 @@ AMENDED_PLAN = PLAN + "amendments:\n  - {id: recheck, title: Re-check, rationale
 
 
 def test_primary_scores_committed_as_an_amendment_before_others_sealed(lab: Lab) -> None:
-    """`seal_rules._concerns` requires the same amendment, so an amendment sheet is never plaintext
+    """`seal_rules.concerns` requires the same amendment, so an amendment sheet is never plaintext
     for the pre-registered seals. cto commits his scores as his `recheck` amendment file (it
     re-scores every cell of the pass, so it IS his score table) before logician sealed the
     pre-registered pass; logician reads it and seals. The only trace is logician's amendment sheet
