@@ -28,6 +28,20 @@ DEFAULT_PLAN = ROOT / "aoven_git" / "templates" / "aoven.yaml"
 PLAN_MARKERS: tuple[str, ...] = tuple(load_plan(DEFAULT_PLAN).markers)
 
 
+#: session fixtures worth building once for the whole run: every test that uses one is sent to the
+#: same pytest-xdist worker (`--dist loadgroup` in pyproject.toml), so it is built once, not once
+#: per worker
+SHARED_HISTORIES = ("demo_history", "honest_lead")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for name in SHARED_HISTORIES:
+            if name in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.xdist_group(name))
+                break
+
+
 #: variables a test's git must not inherit from the machine (or from another test)
 _GIT_IDENTITY_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
                       "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
