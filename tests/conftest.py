@@ -28,15 +28,16 @@ DEFAULT_PLAN = ROOT / "aoven_git" / "templates" / "aoven.yaml"
 PLAN_MARKERS: tuple[str, ...] = tuple(load_plan(DEFAULT_PLAN).markers)
 
 
-#: session fixtures worth building once for the whole run: every test that uses one is sent to the
-#: same pytest-xdist worker (`--dist loadgroup` in pyproject.toml), so it is built once, not once
-#: per worker
-SHARED_HISTORIES = ("demo_history", "honest_lead")
+#: session fixtures worth building once for the whole run (the demo's history, the team's history,
+#: the pre-commit framework's environment): every test that uses one, directly or through another
+#: fixture, is sent to the same pytest-xdist worker (`--dist loadgroup` in pyproject.toml), so each
+#: is built once, not once per worker
+SHARED_SESSION_FIXTURES = ("demo_history", "honest_lead", "hook_repo")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        for name in SHARED_HISTORIES:
+        for name in SHARED_SESSION_FIXTURES:
             if name in getattr(item, "fixturenames", ()):
                 item.add_marker(pytest.mark.xdist_group(name))
                 break
