@@ -35,6 +35,7 @@ PLAN_MARKERS: tuple[str, ...] = tuple(load_plan(DEFAULT_PLAN).markers)
 SHARED_SESSION_FIXTURES = ("demo_history", "honest_lead", "hook_repo")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups into the test ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         for name in SHARED_SESSION_FIXTURES:
