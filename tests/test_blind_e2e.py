@@ -23,7 +23,7 @@ from aoven_git.model import CellKey, SheetId
 from aoven_git.plan import load_plan
 from aoven_git.seals import format_seal, sha256
 from aoven_git.validation import validate_sources
-from tests.conftest import GitRepo, Result, run_cli
+from tests.conftest import GitRepo, Result, copy_repo, run_cli
 
 PLAN = """\
 version: 1
@@ -90,8 +90,8 @@ TELLS = [re.compile(p) for p in (r"\[\s*(?:FACT|HYP)", r"(?i)aoven", r"(?i)\bcon
 class BlindStudy(GitRepo):
     """A study repository with a blind pass, each command run as a named person."""
 
-    def __init__(self, path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        super().__init__(path)
+    def __init__(self, path: Path, monkeypatch: pytest.MonkeyPatch, *, init: bool = True) -> None:
+        super().__init__(path, init=init)
         self.monkeypatch = monkeypatch
 
     def start(self, *, strip: bool = True, responses: dict[str, str] | None = None) -> None:
@@ -117,7 +117,7 @@ class BlindStudy(GitRepo):
         return self.head()
 
     def head(self) -> str:
-        return self.git("rev-parse", "HEAD")
+        return self.head_commit()
 
     def state(self) -> tuple[str, str]:
         return self.head(), self.git("status", "--porcelain", "--untracked-files=all")
@@ -179,13 +179,14 @@ class BlindStudy(GitRepo):
 
 
 @pytest.fixture
-def blinded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[BlindStudy, Path, BlindKey]:
-    """A blinded study: the lead ran `blind`; the key lies outside the work tree."""
-    s = BlindStudy(tmp_path / "repo", monkeypatch)
-    s.start()
+def blinded(blinded_template: Path, tmp_path: Path,
+            monkeypatch: pytest.MonkeyPatch) -> tuple[BlindStudy, Path, BlindKey]:
+    """A blinded study: the lead ran `blind`; the key lies outside the work tree. This test's own
+    copy of `blinded_template` (repository and key), so every test starts from the same bytes."""
+    copy_repo(blinded_template / "repo", tmp_path / "repo")
+    copy_repo(blinded_template / "keys", tmp_path / "keys")
+    s = BlindStudy(tmp_path / "repo", monkeypatch, init=False)
     key_file = tmp_path / "keys" / "hidden.json"
-    res = s.run("lead", "blind", "--pass", "hidden", "--key-out", str(key_file))
-    assert res.code == 0, res.output
     key = parse_key(key_file.read_bytes(), pass_id="hidden")
     assert isinstance(key, BlindKey)
     return s, key_file, key

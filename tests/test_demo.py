@@ -40,6 +40,7 @@ def kept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]:
     return demo("--keep", str(keep), tmp=tmp), keep
 
 
+@pytest.mark.xdist_group("demo-kept")  # `kept` is built once, on the worker that runs both
 def test_demo_keep_builds_an_honest_history_and_reports_pass(kept: tuple[Result, Path]) -> None:
     res, keep = kept
     assert res.code == 0, res.output
@@ -84,6 +85,7 @@ def test_demo_keep_builds_an_honest_history_and_reports_pass(kept: tuple[Result,
     assert report["reconciliation"]["unattributed"] == []
 
 
+@pytest.mark.xdist_group("demo-kept")
 def test_demo_replays_the_amendment_after_the_reconciliation(kept: tuple[Result, Path]) -> None:
     """The plan is pre-registered without the example's amendment; the lead appends it after the
     reconciliation, every rater seals their re-scores (digest), then everyone reveals; verify-seal

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE, GitRepo, Result, run_cli, run_subprocess
+from tests.conftest import EXAMPLE, GitRepo, Result, isolated_session, run_cli, run_subprocess
 
 STUDY = "tests/phase2"
 RATERS = ("cto", "logician", "redteam")
@@ -350,10 +350,17 @@ def test_peeking_rater_is_caught(tmp_path: Path, how: str) -> None:
     assert run_cli("report", "--fail-on", "inconclusive", cwd=lead.path).code == 0
 
 
-def test_shallow_clone_cannot_be_verified_but_still_reports(tmp_path: Path) -> None:
-    team = honest_history(tmp_path, ORDERS[0])
+@pytest.fixture(scope="session")
+def honest_lead(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The lead repository of `honest_history` (clones, hooks, merges: ~340 git processes),
+    built once per session (per xdist worker) for the tests that only read or clone it."""
+    with isolated_session(tmp_path_factory):
+        return honest_history(tmp_path_factory.mktemp("team"), ORDERS[0]).lead.path
+
+
+def test_shallow_clone_cannot_be_verified_but_still_reports(tmp_path: Path, honest_lead: Path) -> None:
     shallow = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{team.lead.path}", str(shallow)],
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{honest_lead}", str(shallow)],
                    check=True)
     assert subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=shallow, capture_output=True,
                           text=True, check=True).stdout.strip() == "true"
@@ -373,12 +380,12 @@ def test_shallow_clone_cannot_be_verified_but_still_reports(tmp_path: Path) -> N
     res = run_cli("report", "--format", "markdown", cwd=shallow)
     assert res.code == 0 and "NOT-READY" in res.out and "shallow" in res.out
     # the same files with full history: PASS (the shallow clone is the only reason)
-    assert as_json(run_cli("report", "--format", "json", cwd=team.lead.path))["verdict"] == "PASS"
+    assert as_json(run_cli("report", "--format", "json", cwd=honest_lead))["verdict"] == "PASS"
 
 
-def test_shallow_clone_report_says_not_verified_rather_than_violated(tmp_path: Path) -> None:
-    honest = tmp_path / "honest"
-    assert run_cli("demo", "--keep", str(honest)).code == 0  # the same honest history, built faster
+def test_shallow_clone_report_says_not_verified_rather_than_violated(
+        tmp_path: Path, demo_history: tuple[Result, Path]) -> None:
+    honest = demo_history[1]  # the same honest history, built faster (`demo --keep`, once per session)
     shallow = tmp_path / "shallow"
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{honest}", str(shallow)], check=True)
     report = as_json(run_cli("report", "--format", "json", cwd=shallow))

@@ -30,7 +30,7 @@ from ruamel.yaml import YAML
 
 from aoven_git import __version__
 from aoven_git.render.github import ANNOTATION_LIMIT, Annotation, annotation_lines, format_annotation
-from tests.conftest import EXAMPLE, ROOT, GitRepo, run_cli
+from tests.conftest import EXAMPLE, ROOT, GitRepo, Result, copy_repo, run_cli
 
 ACTION = ROOT / ".github" / "actions" / "aoven" / "action.yml"
 ACTION_TEMPLATE = ROOT / "aoven_git" / "templates" / "action.yml"
@@ -495,13 +495,12 @@ def test_action_end_to_end_on_the_example_study(tmp_path: Path) -> None:
     assert result.returncode == 1 and "verify-seal: failed" in result.stdout
 
 
-def test_action_end_to_end_on_an_honest_sealing_history(tmp_path: Path) -> None:
+def test_action_end_to_end_on_an_honest_sealing_history(
+        tmp_path: Path, demo_history: tuple[Result, Path]) -> None:
     """The demo's replay (plan → digest seals → reveals → reconciliation): every step succeeds,
     the job passes with verdict PASS, and the summary is the Markdown report. The study sits in a
     sub-folder of the workspace, as in .github/workflows/example-study.yml (`working-directory`)."""
-    repo = tmp_path / "study"
-    res = run_cli("demo", "--keep", str(repo))
-    assert res.code == 0, res.output
+    repo = copy_repo(demo_history[1], tmp_path / "study")  # `demo --keep`, replayed once per session
     for name in ("aoven-report.json", "aoven-report.html", "aoven-report.md"):
         (repo / name).unlink()  # the demo's own copies: the action must write its own
     (tmp_path / "runner").mkdir()

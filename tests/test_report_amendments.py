@@ -26,7 +26,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from aoven_git.plan import load_plan
 from aoven_git.scorefile import parse_score_file
-from tests.conftest import EXAMPLE, Result, run_cli, run_subprocess
+from tests.conftest import EXAMPLE, Result, run_cli
 from tests.test_render_html import _chromium, _console_lines, _run_chromium, parse
 
 STUDY = "tests/phase2"
@@ -139,13 +139,10 @@ def readme_changes() -> set[tuple[str, str, int, int]]:
 # --------------------------------------------------------------------------- the example, replayed
 
 
-@pytest.fixture(scope="module")
-def kept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]:
-    tmp = tmp_path_factory.mktemp("amend-demo")
-    keep = tmp / "kept"
-    res = run_subprocess("demo", "--keep", str(keep), cwd=tmp, env={"TMPDIR": str(tmp)})
-    assert res.code == 0, res.output
-    return res, keep
+@pytest.fixture
+def kept(demo_history: tuple[Result, Path]) -> tuple[Result, Path]:
+    """`demo --keep`, replayed once per session (tests/conftest.py); read here, copied to change."""
+    return demo_history
 
 
 def test_the_example_amendment_beside_the_preregistered_verdict(kept: tuple[Result, Path]) -> None:

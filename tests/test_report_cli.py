@@ -323,10 +323,8 @@ def git_rev(repo: Path, rev: str) -> str:
                           check=True).stdout.strip()
 
 
-def test_rev_reports_committed_files_not_the_work_tree(tmp_path: Path) -> None:
-    repo = tmp_path / "demo"
-    res = run_cli("demo", "--keep", str(repo))  # an honest history: reconciliation, then an amendment
-    assert res.code == 0, res.output
+def test_rev_reports_committed_files_not_the_work_tree(demo_repo: Path) -> None:
+    repo = demo_repo  # `demo --keep`'s honest history: reconciliation, then an amendment
     recon = subprocess.run(["git", "log", "--reverse", "--format=%H", "--grep", "^Reconciliation: "],
                            cwd=repo, capture_output=True, text=True, check=True).stdout.split()[0]
     # uncommitted work-tree edits: the reconciliation is gone, a logician file is broken

@@ -27,7 +27,7 @@ import pytest
 from aoven_git.model import SheetId
 from aoven_git.seals import format_seal, sha256
 from tests.conftest import Result, run_cli
-from tests.sealing.conftest import PEOPLE, PLAN, Study, codes
+from tests.sealing.conftest import PEOPLE, PLAN, UNBLINDED_PASS, Study, codes, plan
 
 Who = str | tuple[str, str]
 
@@ -36,24 +36,18 @@ BLINDED = "blinded"
 
 #: the test plan with a second pass: condition B again, markers stripped (in the docs: a blinded
 #: pass that overlaps the unblinded one because both score condition B)
-TWO_PASS_PLAN = PLAN.replace(
-    "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2], primary: true}\n",
-    "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2], primary: true}\n"
-    "  - {id: blinded, conditions: [B], dimensions: [D1, D2], stripped: true}\n",
-)
+TWO_PASS_PLAN = plan(passes=[UNBLINDED_PASS,
+                             "{id: blinded, conditions: [B], dimensions: [D1, D2], stripped: true}"])
 assert TWO_PASS_PLAN != PLAN
 
 #: two passes that share no condition: revealing one never contaminates the other
-SPLIT_PASS_PLAN = PLAN.replace(
-    "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2], primary: true}\n",
-    "  - {id: first, conditions: [A], dimensions: [D1, D2], primary: true}\n"
-    "  - {id: second, conditions: [B], dimensions: [D1, D2]}\n",
-)
+SPLIT_PASS_PLAN = plan(passes=["{id: first, conditions: [A], dimensions: [D1, D2], primary: true}",
+                              "{id: second, conditions: [B], dimensions: [D1, D2]}"])
 assert SPLIT_PASS_PLAN != PLAN
 
 NO_SECURITY = "security: {require_signed: false, allowed_signers: null}"
 SIGNED_SECURITY = "security: {require_signed: true, allowed_signers: keys/allowed_signers}"
-SIGNED_PLAN = PLAN.replace(NO_SECURITY, SIGNED_SECURITY)
+SIGNED_PLAN = plan(security=SIGNED_SECURITY.removeprefix("security: "))
 assert SIGNED_PLAN != PLAN
 
 #: conditions each pass of the plans above scores
@@ -124,7 +118,7 @@ class Lab(Study):
         return self.put(who, message or f"add {path}", path, **kw)  # type: ignore[arg-type]
 
     def head(self, rev: str = "HEAD") -> str:
-        return self.git("rev-parse", rev)
+        return self.head_commit() if rev == "HEAD" else self.git("rev-parse", rev)
 
     # -- sealing by hand ---------------------------------------------------------------------
     def score_path(self, rater: str, pass_id: str = UNBLINDED) -> str:  # type: ignore[override]
@@ -312,17 +306,27 @@ def lab(tmp_path: Path) -> Lab:
 needs_ssh = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen not installed")
 
 
-@pytest.fixture
-def keys(tmp_path: Path) -> dict[str, Path]:
-    """Throwaway ed25519 keys for cto, logician and an attacker."""
-    out = {}
-    for who in ("cto", "logician", "mallory"):
-        key = tmp_path / "keys" / f"key-{who}"
-        key.parent.mkdir(exist_ok=True)
+SIGNERS = ("cto", "logician", "mallory")
+
+
+@pytest.fixture(scope="session")
+def session_keys(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Throwaway ed25519 keys for cto, logician and an attacker, made once per session (per
+    xdist worker) in a folder `keys` copies."""
+    folder = tmp_path_factory.mktemp("ssh") / "keys"
+    folder.mkdir()
+    for who in SIGNERS:
+        key = folder / f"key-{who}"
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", who, "-f", str(key)],
                        check=True, stdin=subprocess.DEVNULL)
-        out[who] = key
-    return out
+    return folder
+
+
+@pytest.fixture
+def keys(session_keys: Path, tmp_path: Path) -> dict[str, Path]:
+    """This test's copy of the session's keys (file modes kept: ssh refuses a readable key)."""
+    folder = shutil.copytree(session_keys, tmp_path / "keys")
+    return {who: folder / f"key-{who}" for who in SIGNERS}
 
 
 def signers_line(email: str, key: Path) -> str:

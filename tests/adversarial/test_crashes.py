@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.adversarial.conftest import Lab, at, expect
-from tests.sealing.conftest import PLAN, codes
+from tests.sealing.conftest import PLAN, codes, plan
 
 #: generous hang guard (not a timing assertion: speed targets live in bench/)
 HANG_GUARD = 300
@@ -74,7 +74,7 @@ def test_option_injection_through_rev_creates_nothing(lab: Lab, tmp_path: Path) 
 
 def test_huge_scale_is_a_plan_error(lab: Lab) -> None:
     """A 0..100000 scale would make every weight matrix 10^10 cells."""
-    lab.start(PLAN.replace("scale: {min: 0, max: 3}", "scale: {min: 0, max: 100000}"))
+    lab.start(plan(scale="{min: 0, max: 100000}"))
     for command in (("verify-seal",), ("check-plan",)):
         res = lab.cli("lead", *command)
         assert res.code == 2, (command, res.output)

@@ -18,7 +18,7 @@ from tests.adversarial.conftest import (
     refused,
     sheet_text,
 )
-from tests.sealing.conftest import PLAN
+from tests.sealing.conftest import PLAN, plan
 
 CTO = "  - {id: cto, name: CTO, emails: [cto@example.org]}\n"
 LOGICIAN = "  - {id: logician, name: Logician, emails: [logician@example.org]}\n"
@@ -196,7 +196,8 @@ def test_seal_command_refuses_when_another_raters_plaintext_is_in_head(lab: Lab)
 
 
 def test_seal_command_refuses_a_placeholder_question_text(lab: Lab) -> None:
-    lab.start(PLAN.replace('text: "Second?"', 'text: "(to be written before scoring)"'))
+    lab.start(plan(questions=['{id: Q1, text: "First?", expects: [1]}',
+                              '{id: Q2, text: "(to be written before scoring)", expects: [1]}']))
     refused_seal(lab, "cto", "Q2")
 
 

@@ -41,6 +41,36 @@ security: {require_signed: false, allowed_signers: null}
 locked: [study_dir, responses, scale, conditions, transitions, dimensions, questions, passes, markers, rules]
 """
 
+#: the items of PLAN's block lists that tests rebuild with `plan(raters=[...], passes=[...])`
+CTO = "{id: cto, name: CTO, emails: [cto@example.org]}"
+LOGICIAN = "{id: logician, name: Logician, emails: [logician@example.org]}"
+REDTEAM = "{id: redteam, name: Red Team, emails: [redteam@example.org], required: false}"
+UNBLINDED_PASS = "{id: unblinded, conditions: [A, B], dimensions: [D1, D2], primary: true}"
+
+
+def plan(**overrides: str | list[str] | None) -> str:
+    """PLAN with top-level keys replaced, so a test names only what it changes: a string is the
+    key's new value as written after `key: ` (`plan(scale="{min: 0, max: 4}")`), a list the items
+    of a block list (`plan(passes=[UNBLINDED_PASS, "{id: second, ...}"])`), None removes the key.
+    Keys keep PLAN's order; a key PLAN lacks is appended."""
+    sections: dict[str, str] = {}
+    key = ""
+    for line in PLAN.splitlines(keepends=True):
+        if line[:1] not in (" ", "\t"):
+            key = line.split(":", 1)[0]
+            sections[key] = ""
+        sections[key] += line
+    for key, value in overrides.items():
+        if value is None:
+            assert key in sections, f"PLAN has no {key!r} to remove"
+            del sections[key]
+        elif isinstance(value, str):
+            sections[key] = f"{key}: {value}\n"
+        else:
+            sections[key] = f"{key}:\n" + "".join(f"  - {item}\n" for item in value)
+    return "".join(sections.values())
+
+
 LEAD = ("Lead", "lead@example.org")
 PEOPLE = {
     "cto": ("CTO", "cto@example.org"),
@@ -116,7 +146,7 @@ class Study(GitRepo):
     def merge(self, branch: str, who: str = "lead") -> str:
         name, email = PEOPLE[who]
         self.git("merge", "-q", "--no-ff", "--no-edit", branch, author=(name, email))
-        return self.git("rev-parse", "HEAD")
+        return self.head_commit()
 
     # -- checking --------------------------------------------------------------------------
     def verify(self, *args: str) -> tuple[Result, dict]:

@@ -11,7 +11,7 @@ import pytest
 
 from aoven_git.commands.install_hook import HOOK_SCRIPT
 from tests.conftest import ROOT, run_cli
-from tests.sealing.conftest import PEOPLE, PLAN, Study, score_text
+from tests.sealing.conftest import PEOPLE, PLAN, Study, plan, score_text
 
 
 def commit(study: Study, who: str, message: str, *paths: str) -> subprocess.CompletedProcess[str]:
@@ -109,14 +109,14 @@ def test_sealed_files_cannot_change_or_disappear(hooked: Study) -> None:
 
 def test_locked_plan_frozen_after_first_seal(hooked: Study) -> None:
     s = hooked
-    s.write("aoven.yaml", PLAN.replace("markers: [FACT, HYP]", "markers: [FACT]"))
+    s.write("aoven.yaml", plan(markers="[FACT]"))
     assert commit(s, "lead", "before any seal: allowed", "aoven.yaml").returncode == 0
     s.digest_seal("cto")
     s.write("aoven.yaml", PLAN)
     proc = commit(s, "lead", "after a seal", "aoven.yaml")
     assert proc.returncode == 1 and "markers: [FACT] → [FACT, HYP] (added HYP)" in proc.stderr
     assert "git show" in proc.stderr  # how to restore it
-    s.write("aoven.yaml", "# comment only\n" + PLAN.replace("markers: [FACT, HYP]", "markers: [FACT]"))
+    s.write("aoven.yaml", "# comment only\n" + plan(markers="[FACT]"))
     proc = commit(s, "lead", "comment", "aoven.yaml")
     assert proc.returncode == 0, proc.stderr
 

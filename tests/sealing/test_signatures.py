@@ -10,12 +10,11 @@ import pytest
 
 from aoven_git.model import SheetId
 from aoven_git.seals import format_seal, sha256
-from tests.sealing.conftest import PEOPLE, PLAN, Study, codes, score_text
+from tests.sealing.conftest import PEOPLE, Study, codes, plan, score_text
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen not installed")
 
-SIGNED_PLAN = PLAN.replace("security: {require_signed: false, allowed_signers: null}",
-                           "security: {require_signed: true, allowed_signers: keys/allowed_signers}")
+SIGNED_PLAN = plan(security="{require_signed: true, allowed_signers: keys/allowed_signers}")
 
 
 @pytest.fixture

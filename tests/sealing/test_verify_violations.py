@@ -3,7 +3,7 @@ reports nothing else."""
 
 from __future__ import annotations
 
-from tests.sealing.conftest import PLAN, Study, codes, score_text
+from tests.sealing.conftest import PLAN, REDTEAM, Study, codes, plan, score_text
 
 
 def only(data: dict, code: str) -> list[dict]:
@@ -90,9 +90,9 @@ def test_two_raters_in_one_commit(study: Study) -> None:
 
 def test_two_raters_in_one_commit_same_author_rule_only(study: Study) -> None:
     """Same offence with the authorship check out of the way (raters without emails)."""
-    plan = PLAN.replace("emails: [cto@example.org]", "emails: []").replace(
-        "emails: [logician@example.org]", "emails: []")
-    study.start(plan)
+    no_emails = plan(raters=["{id: cto, name: CTO, emails: []}", "{id: logician, name: Logician, emails: []}",
+                             REDTEAM])
+    study.start(no_emails)
     study.write(study.score_path("cto"), score_text("cto"))
     study.write(study.score_path("logician"), score_text("logician"))
     study.by("lead", "both score files", "study")
@@ -221,7 +221,7 @@ def test_forged_earlier_commit_date_does_not_fool_it(study: Study) -> None:
 def test_locked_plan_key_changed_after_first_seal(study: Study) -> None:
     study.start()
     study.digest_seal("cto")
-    study.write("aoven.yaml", PLAN.replace("scale: {min: 0, max: 3}", "scale: {min: 0, max: 4}"))
+    study.write("aoven.yaml", plan(scale="{min: 0, max: 4}"))
     change = study.by("lead", "widen the scale")
     study.digest_seal("logician")
     res, data = study.verify()
@@ -234,7 +234,7 @@ def test_locked_plan_key_changed_after_first_seal(study: Study) -> None:
 def test_plan_change_on_a_branch_merged_after_a_seal(study: Study) -> None:
     base = study.start()
     study.branch("replan", base)
-    study.write("aoven.yaml", PLAN.replace("markers: [FACT, HYP]", "markers: [FACT]"))
+    study.write("aoven.yaml", plan(markers="[FACT]"))
     study.by("lead", "drop a marker")
     study.checkout("main")
     study.digest_seal("cto")
@@ -248,7 +248,8 @@ def test_plan_change_on_a_branch_merged_after_a_seal(study: Study) -> None:
 def test_unlocking_a_key_after_seal(study: Study) -> None:
     study.start()
     study.digest_seal("cto")
-    study.write("aoven.yaml", PLAN.replace("markers, rules]", "rules]"))
+    unlocked = "[study_dir, responses, scale, conditions, transitions, dimensions, questions, passes, rules]"
+    study.write("aoven.yaml", plan(locked=unlocked))  # markers no longer locked
     change = study.by("lead", "unlock markers")
     _, data = study.verify()
     assert codes(data) == [("plan-changed-after-seal", None)]

@@ -1,5 +1,6 @@
-"""Review: a lead who wants to write everyone's consensus (found by reading sealing.attribute_rows,
-gitio.blame_commits and attribution.py).
+"""Review: a lead who wants to write everyone's consensus (found by reading sealing.attribute_rows
+and attribution.py when rows were attributed by `git blame`; today `sealing._versions` reads each
+row's statements from the history).
 
 A reconciliation row counts only when `git blame -M` at the verified revision names a commit
 authored (and, with `require_signed`, signed) by the row's rater. Blame answers "which commit last
@@ -34,6 +35,7 @@ from tests.adversarial.conftest import (
     sheet_text,
     signed_lab,
 )
+from tests.sealing.conftest import CTO, LOGICIAN, plan
 
 CELL = "Q1/A/D1"
 
@@ -144,12 +146,11 @@ def test_raters_row_deleted_by_the_lead_is_not_reported(lab: Lab) -> None:
 
 def test_rater_without_emails_is_refused_before_the_first_seal(lab: Lab) -> None:
     """HONEST trap: the shipped template lists `redteam` with no e-mails ("any author"). Such a
-    rater may seal and reveal, but `attribution.row_author_ok` can never attribute their rows ("no
+    rater may seal and reveal, but `attribution.speaks_for` can never attribute their rows ("no
     e-mails in the plan"), so every flagged cell they took part in stays without consensus: the
     study is NOT-READY for good, because `raters` is frozen by the first seal. The trap must be
     refused while it can still be fixed: `seal` for a rater without e-mails."""
-    no_email = PLAN.replace("{id: redteam, name: Red Team, emails: [redteam@example.org], required: false}",
-                            "{id: redteam, name: Red Team, required: false}")
+    no_email = plan(raters=[CTO, LOGICIAN, "{id: redteam, name: Red Team, required: false}"])
     assert no_email != PLAN
     lab.start(no_email)
     lab.write(lab.score_path("redteam"), sheet_text("redteam"))

@@ -1,7 +1,7 @@
 """Review: plaintext the leak detector does not see (found by reading ledger.py and naming.py).
 
 verify-seal counts a file under the study dir as someone's plaintext only when `ledger.role_of`
-makes it a *candidate* and `ledger._content_sheet` then finds score cells in it. Every way around
+makes it a *candidate* and `ledger.content_sheets` then finds score cells in it. Every way around
 those two gates lets a rater read another rater's scores in the repository and still seal clean.
 Each test below is such a way; each asserts what the sealing rules (README, "aoven-git
 verify-seal": copies of scores under the study dir are plaintext and `stray-scores`) say should
@@ -24,6 +24,7 @@ from tests.adversarial.conftest import (
     expect,
     sheet_text,
 )
+from tests.sealing.conftest import UNBLINDED_PASS, plan
 
 LEAK = [("stray-scores", "cto"), ("visible-at-seal", "logician")]
 
@@ -56,7 +57,7 @@ def test_leak_in_a_folder_shaped_like_a_response_folder(lab: Lab) -> None:
 
 def test_leak_padded_past_the_candidate_size_limit(lab: Lab) -> None:
     """Candidates are read only up to `ledger.CANDIDATE_BYTES` (1 MiB); a larger blob is never
-    fetched, so `_content_sheet` sees no data and decides "no score table". An HTML comment of
+    fetched, so `ledger.content_sheets` sees no data and decides "no score table". An HTML comment of
     spaces is all it takes; the table at the top stays readable to anyone."""
     padded = sheet_text("cto") + "\n<!--" + " " * (1100 * 1024) + "-->\n"
     leak_then_seal(lab, "study/notes.md", padded)
@@ -76,7 +77,7 @@ def test_leak_as_a_summary_table(lab: Lab) -> None:
 
 def test_leak_with_lower_case_ids_skips_the_prefilter(lab: Lab) -> None:
     """Ids are case-insensitive to the parser (`| q | cond | d1 | d2 |` is a valid score file), but
-    `_content_sheet` first requires a dimension id in its exact case (`b"D1" in data`)."""
+    `ledger.content_sheets` first requires a dimension id in its exact case (`b"D1" in data`)."""
     lower = sheet_text("cto").replace("| Q | Cond | D1 | D2 | Σ |", "| q | cond | d1 | d2 | σ |")
     leak_then_seal(lab, "study/notes.md", lower)
     expect(lab, LEAK)
@@ -93,11 +94,8 @@ def test_leak_whose_front_matter_names_a_pass_it_does_not_score(lab: Lab) -> Non
     expect(lab, LEAK)
 
 
-BLIND_PLAN = PLAN.replace(
-    "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2], primary: true}\n",
-    "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2], primary: true}\n"
-    "  - {id: opaque, conditions: [A, B], dimensions: [D1, D2], stripped: true, blind: true}\n",
-)
+BLIND_PLAN = plan(passes=[
+    UNBLINDED_PASS, "{id: opaque, conditions: [A, B], dimensions: [D1, D2], stripped: true, blind: true}"])
 BLIND_RESPONSES = RESPONSES | {f"study/test_a_stripped/{q}.md": f"# {q.upper()}\n\nStripped A.\n"
                                for q in ("q1", "q2")}
 
@@ -119,8 +117,7 @@ def test_stripped_responses_moved_after_seal_hides_a_leak(lab: Lab) -> None:
     never read."""
     lab.start()
     lab.seal("cto")
-    lab.write("aoven.yaml", PLAN.replace('stripped_responses: "test_{condition}_stripped/{question}.md"',
-                                         'stripped_responses: "notes_{condition}/{question}.md"'))
+    lab.write("aoven.yaml", plan(stripped_responses='"notes_{condition}/{question}.md"'))
     lab.put("lead", "stripped copies go to notes_<condition>/", "aoven.yaml")
     lab.file("cto", "study/notes_a/q1.md", sheet_text("cto"), "working notes")
     lab.seal("logician")
@@ -134,7 +131,7 @@ AMENDED_PLAN = PLAN + "amendments:\n  - {id: recheck, title: Re-check, rationale
 
 
 def test_primary_scores_committed_as_an_amendment_before_others_sealed(lab: Lab) -> None:
-    """`seal_rules._concerns` requires the same amendment, so an amendment sheet is never plaintext
+    """`seal_rules.concerns` requires the same amendment, so an amendment sheet is never plaintext
     for the pre-registered seals. cto commits his scores as his `recheck` amendment file (it
     re-scores every cell of the pass, so it IS his score table) before logician sealed the
     pre-registered pass; logician reads it and seals. The only trace is logician's amendment sheet
@@ -156,7 +153,7 @@ def test_unnormalised_study_dir_hides_the_reconciliation(lab: Lab, study_dir: st
     `ledger.tracked` and the role checks compare path *strings* with `study_dir + "/"`: nothing
     under the study dir but `scores_*` names is tracked, so a reconciliation committed before
     logician sealed is invisible (compare `test_reconciliation_committed_before_rater_sealed`)."""
-    lab.start(PLAN.replace("study_dir: study", f"study_dir: {study_dir}"))
+    lab.start(plan(study_dir=study_dir))
     lab.seal("cto")
     recon = lab.recon()
     bad = lab.seal("logician")
@@ -169,7 +166,7 @@ def test_study_at_the_repository_root_is_a_plan_error(lab: Lab) -> None:
     """`study_dir: .` would make every file of the repository a study file: the plan refuses it
     (exit 2, at its line) instead of reading the history under a spelling the rules cannot
     compare (docs/plan.md, `study_dir`)."""
-    lab.write("aoven.yaml", PLAN.replace("study_dir: study", "study_dir: ."))
+    lab.write("aoven.yaml", plan(study_dir="."))
     for path, text in RESPONSES.items():
         lab.write(path.removeprefix("study/"), text)
     lab.put("lead", "plan and responses")
@@ -182,7 +179,7 @@ def test_seal_command_works_with_a_valid_study_dir_spelling(lab: Lab, study_dir:
     """HONEST: the same plans make `aoven-git seal` refuse every honest rater ("responses of pass
     unblinded are not committed: ./test_a/q1.md …"): HEAD paths never start with `./`."""
     prefix = "study/"
-    lab.write("aoven.yaml", PLAN.replace("study_dir: study", f"study_dir: {study_dir}"))
+    lab.write("aoven.yaml", plan(study_dir=study_dir))
     for path, text in RESPONSES.items():
         lab.write(prefix + path.removeprefix("study/"), text)
     lab.put("lead", "plan and responses")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 
 from tests.adversarial.conftest import PLAN, RECONCILIATION_DRAFT, Lab, expect
-from tests.adversarial.test_review_attribution import cell_state, revealed, row, rows_at
+from tests.adversarial.test_attacks_blame_attribution import cell_state, revealed, row, rows_at
 
 AMENDMENT = ("{id: d1-ruling, title: Ruling, rationale: the anchors were read two ways, "
              "dimensions: [D1], conditions: [A]}")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.adversarial.conftest import PLAN, RECONCILIATION_DRAFT, TWO_PASS_PLAN, Lab
-from tests.adversarial.test_review5_honest import cells, fill, own_rows, report, revealed, validate
+from tests.adversarial.test_honest_reconciliation import cells, fill, own_rows, report, revealed, validate
 
 pytestmark = pytest.mark.slow
 

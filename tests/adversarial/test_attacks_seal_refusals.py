@@ -1,5 +1,5 @@
 """Review: `aoven-git seal` refusals and the forced-reveal record (found by reading
-sealing.readable_before_seal and seal_rules._seals_and_timeline).
+sealing.readable_before_seal and seal_report._seals_and_timeline).
 
 * `seal` refuses "what could only be a violation" by looking at HEAD's file NAMES only: a score
   table pasted into `study/notes.md` (plaintext to verify-seal) or plaintext committed and deleted

@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 
 from tests.adversarial.conftest import PLAN, Lab, at, expect, sheet_text
+from tests.sealing.conftest import CTO, LOGICIAN, REDTEAM, plan
 
-MOVED = PLAN.replace("study_dir: study", "study_dir: phase2")
+MOVED = plan(study_dir="phase2")
 
 
 def test_study_dir_moved_after_every_seal(lab: Lab) -> None:
@@ -36,7 +37,8 @@ def test_study_dir_moved_after_every_seal(lab: Lab) -> None:
     assert at(data, "plan-changed-after-seal", None)["commit"] == move
 
 
-LOOSE = PLAN.replace("emails: [cto@example.org]", "emails: [cto@example.org, mallory@example.org]")
+LOOSE = plan(raters=["{id: cto, name: CTO, emails: [cto@example.org, mallory@example.org]}",
+                     LOGICIAN, REDTEAM])
 
 
 @pytest.mark.parametrize("first_parent", ["main", "branch"])
@@ -69,9 +71,8 @@ def test_first_seal_commit_that_edits_the_plan(lab: Lab) -> None:
     seal commit also makes logician optional: as the FIRST seal, its own plan is the frozen plan,
     so nothing is reported and logician is optional from then on."""
     lab.start()
-    lab.write("aoven.yaml", PLAN.replace("{id: logician, name: Logician, emails: [logician@example.org]}",
-                                         "{id: logician, name: Logician, emails: [logician@example.org], "
-                                         "required: false}"))
+    optional = "{id: logician, name: Logician, emails: [logician@example.org], required: false}"
+    lab.write("aoven.yaml", plan(raters=[CTO, optional, REDTEAM]))
     lab.write(lab.seal_path("cto"), lab.seal_bytes("cto", sheet_text("cto", nonce="n")))
     seal = lab.put("cto", "seal cto")
     assert lab.git("show", "--name-only", "--format=", seal).split() == ["aoven.yaml", lab.seal_path("cto")]

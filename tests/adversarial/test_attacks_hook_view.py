@@ -13,7 +13,7 @@ spots the catalogue does not cover:
   `scores_*` looks newly added in EVERY later commit: every commit is refused.
 
 And the hook judges the plan found at HEAD's first seal under the *staged* plan: a study_dir move
-hides every earlier seal (see also test_review_plan.py).
+hides every earlier seal (see also test_attacks_plan_judge.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import subprocess
 
 import pytest
 
-from tests.adversarial.conftest import PLAN, Lab, expect, refused, sheet_text
+from tests.adversarial.conftest import Lab, expect, refused, sheet_text
+from tests.sealing.conftest import plan
 
 
 def conflicted_merge(lab: Lab, bring: str) -> subprocess.CompletedProcess[str]:
@@ -99,7 +100,7 @@ def test_hook_refuses_moving_the_study_dir_after_the_first_seal(lab: Lab) -> Non
     lab.install_hook()
     lab.seal("cto")
     lab.git("mv", "study", "phase2")
-    lab.write("aoven.yaml", PLAN.replace("study_dir: study", "study_dir: phase2"))
+    lab.write("aoven.yaml", plan(study_dir="phase2"))
     lab.git("add", "aoven.yaml")
     proc = lab.git_commit("cto", "shorter paths")
     refused(proc, "plan-changed-after-seal")

@@ -2,7 +2,7 @@
 
 The rules under attack (docs/blinding.md, "What verify-seal proves"): a copy of the key in the study
 folder is the key's plaintext when it is shaped like a key or carries the committed key's nonce
-(`ledger.key_copy_passes`); exact bytes of the key anywhere else are `blind-key-leak`
+(`ledger._key_copy`); exact bytes of the key anywhere else are `blind-key-leak`
 (`blind_corpus.key_copy_violations`); the corpus and the key digest are frozen from the blinding
 commit (`frozen_rules.blind_corpus_changed`). Each attack tells a rater every item's condition (or
 changes what they score) before they seal, and then leaves a history that should not look clean.
@@ -135,7 +135,7 @@ def test_a_case_variant_corpus_item_added_after_blinding_is_a_changed_corpus(bli
 
 
 def test_a_deeply_nested_key_json_is_reported_not_a_crash(blinded: Blinded) -> None:
-    """`ledger.key_nonces` reads every blob committed at `blind/<P>/key.json` with `json.loads` and
+    """`ledger.key_secrets` reads every blob committed at `blind/<P>/key.json` (`key_copies.secret_of`) and
     catches ValueError and AttributeError only; 200,000 nested brackets raise RecursionError."""
     s, _key_file, key = blinded
     for r in BOTH:
