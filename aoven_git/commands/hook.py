@@ -1,7 +1,7 @@
 """`aoven-git hook pre-commit`: check the staged index before a commit (docs/sealing.md, "The hook").
 
 The command only gathers: the staged commit is checked by the very rules verify-seal applies to
-history (`seal_rules.check_staged` over HEAD and the index), and staged score and reconciliation
+history (`seal_report.check_staged` over HEAD and the index), and staged score and reconciliation
 files are validated. Imports only what the check needs: never numpy or scipy.
 """
 
