@@ -94,8 +94,11 @@ def _scopes(led: Ledger) -> list[tuple[str, str, str | None]]:
 
 
 def _sealed(led: Ledger, sheet: SheetId, node: int) -> bool:
+    """`sheet` has a seal not proven to come after the withdrawal commit `node` (an ancestor, or on
+    a parallel branch): a withdrawal committed on a branch from an old commit and merged after the
+    seals proves nothing about its order, so it cannot drop a sheet sealed meanwhile."""
     rec = led.sheets.get(sheet)
-    return rec is not None and any(led.at_or_before(p, node) for p in rec.points)
+    return rec is not None and any(not led.before(node, p) for p in rec.points)
 
 
 def _complete(led: Ledger, scope: tuple[str, str, str | None], node: int, gone: set[str]) -> bool:
@@ -105,10 +108,11 @@ def _complete(led: Ledger, scope: tuple[str, str, str | None], node: int, gone: 
 
 def _revealed_before(led: Ledger, node: int) -> tuple[tuple[str, str, str | None, int], ...]:
     """The passes some of whose scores were readable (a reveal, a content seal, a reconciliation, a
-    blind key) before the withdrawal commit: each with its first such commit."""
+    blind key) in a commit the withdrawal commit does not precede (an ancestor, or on a parallel
+    branch merged later: not proven to come after it), each with its first such commit."""
     first: dict[tuple[str, str, str | None], int] = {}
     for pt in led.plaintext:
-        if led.before(pt.node, node):
+        if not led.at_or_before(node, pt.node):
             first.setdefault((pt.pass_id, pt.round_id, pt.amendment), pt.node)
     return tuple((*k, n) for k, n in sorted(first.items(), key=lambda t: (t[1], str(t[0]))))
 

@@ -1,0 +1,119 @@
+"""Adversarial review of withdrawals (docs/sealing.md, "Withdrawals"): a lead or a rater using the
+one plan change allowed after the first seal to drop inconvenient scores, hide when it was made,
+or smuggle something else in with it. Honest shapes stay clean.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tests.adversarial.conftest import PLAN, Lab, as_identity, at, expect, identity, sheet_text
+from tests.conftest import run_cli
+
+THREE = PLAN.replace(", required: false", "")
+
+
+def withdraw(rater: str, category: str = "unforeseen") -> str:
+    return f"withdrawals:\n  - {{rater: {rater}, reason: left the company, category: {category}}}\n"
+
+
+def reveal_all(lab: Lab, *raters: str) -> None:
+    for rater in raters:
+        lab.write(lab.score_path(rater), lab.texts[(rater, "unblinded")])
+        res = lab.cli(rater, "reveal", "--rater", rater)
+        assert res.code == 0, res.output
+
+
+def report_json(lab: Lab) -> dict:
+    with as_identity(identity("lead")):
+        res = run_cli("report", "--format", "json", "--bootstrap", "0", cwd=lab.path)
+    assert "Traceback" not in res.output, res.output
+    return json.loads(res.out)
+
+
+# --------------------------------------------------------------------------- timing of the withdrawal
+
+
+def test_a_withdrawal_on_an_old_branch_merged_after_the_reveal_drops_nothing(lab: Lab) -> None:
+    """The lead branches from before the logician sealed, withdraws the logician there, and merges
+    it after everyone revealed: git cannot show the withdrawal came first, so the logician's
+    sheet (sealed, not after the withdrawal) still counts and the withdrawal is shown as after
+    the reveal, not "before any reveal"."""
+    base = lab.start(THREE)
+    lab.branch("drop", base)
+    withdrawal = lab.file("lead", "aoven.yaml", THREE + withdraw("logician"), "withdraw logician")
+    lab.checkout("main")
+    lab.seal("cto", (1, 2))
+    lab.seal("logician", (3, 3))
+    lab.seal("redteam", (1, 2))
+    reveal_all(lab, "cto", "logician", "redteam")
+    lab.land("drop")
+    data = expect(lab, [])
+    [w] = data["withdrawals"]
+    assert w["commit"] == withdrawal and w["excluded"] == []
+    assert [r["pass"] for r in w["after_reveal"]] == ["unblinded"]
+    doc = report_json(lab)
+    assert doc["raters"] == {"unblinded": ["cto", "logician", "redteam"]}
+    [event] = [e for e in doc["protocol_deviations"]["events"] if e["kind"] == "withdrawal"]
+    assert event["when"] == "after the reveal of pass unblinded"
+
+
+def test_a_linear_withdrawal_before_the_rater_sealed_excludes_their_late_seal(lab: Lab) -> None:
+    """Honest shape kept: withdrawn before sealing, a seal made after it counts nowhere."""
+    lab.start(THREE)
+    lab.seal("cto", (1, 2))
+    withdrawal = lab.file("lead", "aoven.yaml", THREE + withdraw("logician"), "withdraw logician")
+    lab.seal("redteam", (1, 2))
+    lab.seal("logician", (3, 3))
+    data = expect(lab, [])
+    [w] = data["withdrawals"]
+    assert w["commit"] == withdrawal and w["after_reveal"] == []
+    assert w["excluded"] == [{"pass": "unblinded", "round": "main"}] and w["kept"] == []
+    assert data["status"] == "complete"
+
+
+# --------------------------------------------------------------------------- a withdrawn rater's plaintext
+
+
+def test_a_withdrawn_raters_scores_committed_before_another_seals_are_still_visible_at_seal(lab: Lab) -> None:
+    """Withdrawn with the plan, the red team commits its scores anyway; the cto seals after they
+    were readable. Leaving the study does not make one's scores unreadable."""
+    lab.start(THREE + withdraw("redteam"))
+    lab.content("redteam", (3, 3))
+    lab.seal("cto", (3, 3))
+    lab.seal("logician", (1, 2))
+    data = expect(lab, [("visible-at-seal", "cto"), ("visible-at-seal", "logician")])
+    assert "redteam" in at(data, "visible-at-seal", "cto")["message"]
+
+
+# --------------------------------------------------------------------------- nobody left to compare
+
+
+def test_withdrawing_the_only_other_required_rater_leaves_no_agreement_to_pass_on(lab: Lab) -> None:
+    """cto and logician are the required raters; the lead withdraws the logician before they seal,
+    so cto's scores would be compared with nobody's. The report must not reach PASS on one rater."""
+    lab.start(PLAN)
+    lab.seal("cto", (0, 0))
+    lab.file("lead", "aoven.yaml", PLAN + withdraw("logician"), "withdraw logician")
+    reveal_all(lab, "cto")
+    data = expect(lab, [])
+    assert data["status"] == "complete"
+    doc = report_json(lab)
+    assert doc["verdict"] == "INCONCLUSIVE", doc["verdict"]
+    assert doc["kappa"]["unblinded"]["D1"]["reason"] == (
+        "fewer than two raters, so there is no pair to compare")
+
+
+def test_withdrawing_the_only_other_rater_under_undefined_include_does_not_pass(lab: Lab) -> None:
+    """`kappa.undefined: include` lets an undefined κ count; with the only other rater withdrawn,
+    every κ is undefined, so one rater's treatment-friendly scores alone must still not PASS."""
+    rules = "rules: {kappa: {undefined: include}, pass: {questions: 1}}\n"
+    plan = PLAN + rules
+    lab.start(plan)
+    text = sheet_text("cto", (0, 0), nonce="n-cto").replace("| A | 0 | 0 | 0 |", "| A | 3 | 3 | 6 |")
+    lab.texts[("cto", "unblinded")] = text
+    lab.file("cto", lab.seal_path("cto"), lab.seal_bytes("cto", text), "seal cto")
+    lab.file("lead", "aoven.yaml", plan + withdraw("logician"), "withdraw logician")
+    reveal_all(lab, "cto")
+    doc = report_json(lab)
+    assert (doc["verdict"], doc["not_ready"]) == ("INCONCLUSIVE", [])  # PASS with two raters alike
