@@ -155,12 +155,18 @@ def _bundled_with(led: Ledger, node: int) -> list[str]:
     return others
 
 
+def _not_before_first_seal(led: Ledger, node: int) -> bool:
+    """Some first seal exists that `node` is not an ancestor of: the commit is after the first seal
+    or on a branch merged beside it (from an old commit: not proven to come before any seal)."""
+    return any(not led.before(node, s) for s in led.first_seals)
+
+
 def withdrawal_bundled(led: Ledger) -> Iterator[Found]:
     """A withdrawal is a commit of its own: bundled with another change, the reviewer of the plan's
     one permitted edit could not see what else moved with it."""
     for w in withdrawals(led).values():
         for node in w.nodes:
-            if not led.after_first_seal(node):
+            if not _not_before_first_seal(led, node):
                 continue
             others = _bundled_with(led, node)
             if others:

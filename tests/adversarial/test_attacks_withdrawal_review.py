@@ -117,3 +117,67 @@ def test_withdrawing_the_only_other_rater_under_undefined_include_does_not_pass(
     reveal_all(lab, "cto")
     doc = report_json(lab)
     assert (doc["verdict"], doc["not_ready"]) == ("INCONCLUSIVE", [])  # PASS with two raters alike
+
+
+# --------------------------------------------------------------------------- bundling
+
+
+def test_a_bundled_withdrawal_on_a_branch_from_before_the_first_seal_is_withdrawal_bundled(lab: Lab) -> None:
+    """Made on a branch from before the first seal, the withdrawal commit also sets `retest_cap`;
+    merged after the seals, it is not proven to precede them, so it must be a commit of its own."""
+    base = lab.start(THREE)
+    lab.branch("drop", base)
+    bundled = lab.file("lead", "aoven.yaml", THREE + withdraw("redteam") + "retest_cap: 3\n", "withdraw")
+    lab.checkout("main")
+    lab.seal("cto", (1, 2))
+    lab.seal("logician", (1, 2))
+    lab.land("drop")
+    data = expect(lab, [("withdrawal-bundled", None)])
+    v = at(data, "withdrawal-bundled", None)
+    assert v["commit"] == bundled and "retest_cap: (absent) → 3" in v["message"]
+
+
+def test_a_withdrawal_added_by_a_merge_with_another_plan_change_is_withdrawal_bundled(lab: Lab) -> None:
+    """An evil merge: the merge commit itself adds the withdrawal and sets `retest_cap`."""
+    lab.start(THREE)
+    lab.seal("cto", (1, 2))
+    side = lab.head()
+    lab.branch("side", side)
+    lab.seal("logician", (1, 2))
+    lab.checkout("main")
+    lab.git("merge", "-q", "--no-ff", "--no-commit", "side")
+    lab.write("aoven.yaml", THREE + withdraw("redteam") + "retest_cap: 3\n")
+    merge = lab.put("lead", "merge side, withdraw redteam", no_verify=True)
+    assert len(lab.git("rev-list", "--parents", "-n1", merge).split()) == 3
+    data = expect(lab, [("withdrawal-bundled", None)])
+    assert at(data, "withdrawal-bundled", None)["commit"] == merge
+
+
+def test_a_withdrawal_with_reordered_keys_and_new_comments_is_clean(lab: Lab) -> None:
+    """Honest: the lead's editor re-sorts two top-level keys and the lead adds a comment; the data
+    of every other key is unchanged, so the withdrawal is a commit of its own."""
+    lab.start(THREE)
+    lab.seal("cto", (1, 2))
+    lines = THREE.splitlines(keepends=True)
+    moved = [ln for ln in lines if ln.startswith(("markers:", "security:"))]
+    rest = [ln for ln in lines if ln not in moved]
+    plan = "".join(rest) + "".join(reversed(moved)) + "# the red team left in week 2\n" + withdraw("redteam")
+    lab.file("lead", "aoven.yaml", plan, "withdraw redteam")
+    lab.seal("logician", (1, 2))
+    data = expect(lab, [])
+    assert data["status"] == "complete" and data["withdrawals"][0]["rater"] == "redteam"
+
+
+def test_a_withdrawal_whose_alias_rewrites_another_key_is_withdrawal_bundled(lab: Lab) -> None:
+    """YAML anchors: the withdrawal commit anchors its reason and, through an alias, also changes
+    `retest_cap`'s neighbour `study` text. What the plan *says* changed, whatever the spelling."""
+    plan = THREE.replace("study: sealing-test\n", "study: &name sealing-test\n")
+    lab.start(plan)
+    lab.seal("cto", (1, 2))
+    new = plan.replace("study: &name sealing-test\n", "study: *why\n").replace(
+        "version: 1\n", "version: 1\nnote: &why left the company\n")
+    new += "withdrawals:\n  - {rater: redteam, reason: *why, category: unforeseen}\n"
+    bundled = lab.file("lead", "aoven.yaml", new, "withdraw redteam")
+    data = expect(lab, [("withdrawal-bundled", None)])
+    v = at(data, "withdrawal-bundled", None)
+    assert v["commit"] == bundled and "study:" in v["message"]
