@@ -181,3 +181,44 @@ def test_a_withdrawal_whose_alias_rewrites_another_key_is_withdrawal_bundled(lab
     data = expect(lab, [("withdrawal-bundled", None)])
     v = at(data, "withdrawal-bundled", None)
     assert v["commit"] == bundled and "study:" in v["message"]
+
+
+# --------------------------------------------------------------------------- status
+
+
+def status_json(lab: Lab, who: str) -> dict:
+    res = lab.cli(who, "status", "--format", "json")
+    assert res.code == 0 and "Traceback" not in res.output, res.output
+    return json.loads(res.out)
+
+
+def test_status_does_not_wait_for_a_withdrawn_rater_and_asks_for_rows(lab: Lab) -> None:
+    """Honest: the red team is withdrawn with the plan; cto and logician revealed and disagree.
+    status must ask cto for rows, not say "nothing is yours to do" while waiting for the red team."""
+    lab.start(THREE + withdraw("redteam"))
+    lab.seal("cto", (1, 2))
+    lab.seal("logician", (3, 3))
+    reveal_all(lab, "cto", "logician")
+    before = lab.snapshot()
+    doc = status_json(lab, "cto")
+    assert not any("waiting for redteam" in s["why"] for s in doc["steps"]), doc["steps"]
+    [rec] = doc["reconciliation"]
+    assert rec["pass"] == "unblinded" and rec["flagged"] == 4
+    assert "disagreements" in doc["next"]["command"] and "--rater cto" in doc["next"]["command"]
+    assert lab.snapshot() == before
+
+
+def test_status_ignores_a_withdrawn_raters_lost_sealed_sheet(lab: Lab) -> None:
+    """The red team sealed, lost its sheet and was withdrawn before the pass was complete: its
+    sealed, never revealed sheet holds up neither the reconciliation nor anyone's steps."""
+    lab.start(THREE)
+    lab.seal("redteam", (1, 2))
+    lab.seal("cto", (1, 2))
+    lab.file("lead", "aoven.yaml", THREE + withdraw("redteam"), "withdraw redteam: sheet lost")
+    lab.seal("logician", (3, 3))
+    reveal_all(lab, "cto", "logician")
+    data = expect(lab, [])
+    assert data["withdrawals"][0]["excluded"] == [{"pass": "unblinded", "round": "main"}]
+    doc = status_json(lab, "logician")
+    assert [r["pass"] for r in doc["reconciliation"]] == ["unblinded"]
+    assert "--rater logician" in doc["next"]["command"]
