@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.adversarial.conftest import PLAN, Lab, as_identity, at, expect, identity, sheet_text
 from tests.conftest import run_cli
 
@@ -222,3 +224,65 @@ def test_status_ignores_a_withdrawn_raters_lost_sealed_sheet(lab: Lab) -> None:
     doc = status_json(lab, "logician")
     assert [r["pass"] for r in doc["reconciliation"]] == ["unblinded"]
     assert "--rater logician" in doc["next"]["command"]
+
+
+# --------------------------------------------------------------------------- undoing, hiding
+
+
+def test_withdraw_to_reveal_then_bring_back_is_withdrawal_changed_and_visible_at_seal(lab: Lab) -> None:
+    """The lead withdraws the red team so the others may reveal, then brings it back; the red team
+    seals after reading their scores."""
+    lab.start(THREE)
+    lab.seal("cto", (1, 2))
+    lab.seal("logician", (2, 2))
+    lab.file("lead", "aoven.yaml", THREE + withdraw("redteam"), "withdraw redteam")
+    reveal_all(lab, "cto", "logician")
+    back = lab.file("lead", "aoven.yaml", THREE, "the red team is back")
+    lab.seal("redteam", (1, 2))
+    data = expect(lab, [("visible-at-seal", "redteam"), ("withdrawal-changed", None)])
+    assert at(data, "withdrawal-changed", None)["commit"] == back
+
+
+def bundled_behind_a_broken_plan(lab: Lab) -> tuple[str, str, dict]:
+    """The lead first commits a plan that does not parse, then a commit that repairs it, adds the
+    withdrawal and sets `retest_cap`."""
+    lab.start(THREE)
+    lab.seal("cto", (1, 2))
+    broken = lab.file("lead", "aoven.yaml", THREE + "withdrawals: [\n", "wip")
+    fixed = lab.file("lead", "aoven.yaml", THREE + withdraw("redteam") + "retest_cap: 3\n", "withdraw")
+    lab.seal("logician", (2, 2))
+    res, data = lab.verify()
+    assert "Traceback" not in res.output and res.code == 1, res.output
+    return broken, fixed, data
+
+
+def test_a_withdrawal_behind_a_broken_plan_commit_still_fails_verification(lab: Lab) -> None:
+    """The broken plan itself is a change after the first seal that stays in history: the study
+    fails verification whatever the next commit does."""
+    broken, _, data = bundled_behind_a_broken_plan(lab)
+    assert at(data, "plan-changed-after-seal", None)["commit"] == broken
+
+
+@pytest.mark.xfail(strict=True, reason="withdrawal_rules._bundled_with compares the plan with its "
+                   "first parent's only; a parent plan that does not parse hides the bundled keys "
+                   "(the broken commit is already plan-changed-after-seal)")
+def test_a_withdrawal_bundled_behind_a_broken_plan_commit_is_withdrawal_bundled(lab: Lab) -> None:
+    _, fixed, data = bundled_behind_a_broken_plan(lab)
+    assert any(v["commit"] == fixed and "retest_cap" in v["message"] for v in data["violations"]
+               if v["code"] == "withdrawal-bundled")
+
+
+def test_a_withdrawn_raters_reveal_and_rows_after_the_withdrawal_count_nowhere(lab: Lab) -> None:
+    """Withdrawn before the pass was complete, the red team still reveals: its scores leave
+    agreement, and the report lists only cto and logician."""
+    lab.start(THREE)
+    lab.seal("redteam", (3, 3))
+    lab.seal("cto", (1, 2))
+    lab.file("lead", "aoven.yaml", THREE + withdraw("redteam"), "withdraw redteam")
+    lab.seal("logician", (1, 2))
+    reveal_all(lab, "cto", "logician", "redteam")
+    data = expect(lab, [])
+    assert data["withdrawals"][0]["excluded"] == [{"pass": "unblinded", "round": "main"}]
+    doc = report_json(lab)
+    assert doc["raters"] == {"unblinded": ["cto", "logician"]}
+    assert not doc["flagged_cells"], doc["flagged_cells"]  # the red team's 3s would flag every cell
