@@ -286,3 +286,37 @@ def test_a_withdrawn_raters_reveal_and_rows_after_the_withdrawal_count_nowhere(l
     doc = report_json(lab)
     assert doc["raters"] == {"unblinded": ["cto", "logician"]}
     assert not doc["flagged_cells"], doc["flagged_cells"]  # the red team's 3s would flag every cell
+
+
+@pytest.mark.xfail(strict=True, reason="status shows the report's NOT-READY reasons to everyone, and "
+                   "they name the flagged cells of force-revealed sheets: a rater who has not sealed "
+                   "is told where the others disagree (progress/status do not filter by the person)")
+def test_status_of_an_unsealed_rater_does_not_name_where_the_others_disagree(lab: Lab) -> None:
+    """cto and logician force-revealed before the red team sealed. Their files are readable in
+    the repository, but `status`, which the red team runs to learn its next step, should not put
+    the cells where they disagree on its screen before it has sealed."""
+    lab.start(THREE)
+    lab.seal("cto", (1, 2))
+    lab.seal("logician", (3, 3))
+    for rater in ("cto", "logician"):
+        lab.write(lab.score_path(rater), lab.texts[(rater, "unblinded")])
+        assert lab.cli(rater, "reveal", "--rater", rater, "--force").code == 0
+    doc = status_json(lab, "redteam")
+    assert doc["next"]["command"].startswith("aoven-git sheet --rater redteam")
+    shown = json.dumps(doc["verdicts"])
+    assert "Q1/A/D1" not in shown, shown
+
+
+def test_status_of_an_unsealed_rater_shows_no_count_of_sealed_disagreements(lab: Lab) -> None:
+    """Honest: both others sealed by digest, nothing revealed. status tells the red team to score
+    and shows the others only as `sealed`: no reconciliation, no flagged cells, no scores."""
+    lab.start(THREE)
+    lab.seal("cto", (1, 2))
+    lab.seal("logician", (3, 3))
+    doc = status_json(lab, "redteam")
+    states = {(s["rater"], s["pass"]): s["state"] for s in doc["sheets"]}
+    assert states == {("cto", "unblinded"): "sealed", ("logician", "unblinded"): "sealed",
+                      ("redteam", "unblinded"): "missing"}
+    assert doc["reconciliation"] == []
+    assert "flagged" not in json.dumps(doc["verdicts"])
+    assert doc["next"]["command"].startswith("aoven-git sheet --rater redteam")
