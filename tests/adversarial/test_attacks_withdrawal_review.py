@@ -320,3 +320,19 @@ def test_status_of_an_unsealed_rater_shows_no_count_of_sealed_disagreements(lab:
     assert doc["reconciliation"] == []
     assert "flagged" not in json.dumps(doc["verdicts"])
     assert doc["next"]["command"].startswith("aoven-git sheet --rater redteam")
+
+
+def test_withdrawing_an_optional_rater_after_the_reveal_keeps_their_revealed_scores(lab: Lab) -> None:
+    """The optional red team sealed in time, revealed, and disagrees; withdrawing it afterwards
+    does not drop its scores (the pass was complete) and is shown as after the reveal."""
+    lab.start(PLAN)
+    lab.seal("cto", (1, 2))
+    lab.seal("logician", (1, 2))
+    lab.seal("redteam", (3, 3))
+    reveal_all(lab, "cto", "logician", "redteam")
+    lab.file("lead", "aoven.yaml", PLAN + withdraw("redteam"), "withdraw redteam")
+    data = expect(lab, [])
+    [w] = data["withdrawals"]
+    assert (w["excluded"], w["kept"]) == ([], [{"pass": "unblinded", "round": "main"}])
+    doc = report_json(lab)
+    assert doc["raters"] == {"unblinded": ["cto", "logician", "redteam"]}
