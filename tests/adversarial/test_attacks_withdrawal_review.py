@@ -171,8 +171,9 @@ def test_a_withdrawal_with_reordered_keys_and_new_comments_is_clean(lab: Lab) ->
 
 
 def test_a_withdrawal_whose_alias_rewrites_another_key_is_withdrawal_bundled(lab: Lab) -> None:
-    """YAML anchors: the withdrawal commit anchors its reason and, through an alias, also changes
-    `retest_cap`'s neighbour `study` text. What the plan *says* changed, whatever the spelling."""
+    """YAML anchors: the withdrawal commit anchors its reason and, through an alias of it, also
+    rewrites `study`. The rule compares what the plan says, whatever the spelling, so the changed
+    `study` is named."""
     plan = THREE.replace("study: sealing-test\n", "study: &name sealing-test\n")
     lab.start(plan)
     lab.seal("cto", (1, 2))
