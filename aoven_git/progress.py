@@ -322,8 +322,9 @@ def lead_steps(plan: Plan, p: Progress, plan_path: str) -> list[Step]:
 
 
 def owed(plan: Plan, p: Progress) -> list[Step]:
-    """What each rater still has to do, as waiting steps (required raters first)."""
-    order = sorted(plan.raters, key=lambda r: not r.required)
+    """What each rater still has to do, as waiting steps (required raters first); nobody waits
+    for a withdrawn rater (docs/plan.md, "Withdrawals")."""
+    order = sorted((r for r in plan.raters if plan.withdrawal(r.id) is None), key=lambda r: not r.required)
     out = []
     for r in order:
         theirs = [s for s in rater_steps(plan, r.id, p) if s.command]

@@ -32,12 +32,14 @@ OWN_EVENTS = ("amendments", WITHDRAWALS)
 
 
 def revealed_before(led: Ledger, node: int) -> list[str]:
-    """The passes whose scores were readable before `node` (a reveal, a content seal, a
-    reconciliation, a blind key), as `pass` or `pass/round` (amendments: `pass (amendment a)`)."""
+    """The passes whose scores were readable in a commit `node` does not precede (a reveal, a
+    content seal, a reconciliation, a blind key): an ancestor, or a parallel branch's commit (an
+    event committed on a branch from an old commit and merged after a reveal is not proven to come
+    before it), as `pass` or `pass/round` (amendments: `pass (amendment a)`)."""
     main = led.plan.main_round.id
     out: dict[str, None] = {}
     for pt in sorted(led.plaintext, key=lambda p: p.node):
-        if led.before(pt.node, node):
+        if not led.at_or_before(node, pt.node):
             label = pt.pass_id if pt.round_id == main else f"{pt.pass_id}/{pt.round_id}"
             out[label + (f" (amendment {pt.amendment})" if pt.amendment else "")] = None
     return list(out)

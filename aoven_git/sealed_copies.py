@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
 from pathlib import Path
 
 from aoven_git import gitio
 from aoven_git.model import SheetId
 from aoven_git.seals import sha256
+from aoven_git.studyfile import MAX_BYTES
 
 HOME_ENV = "AOVEN_GIT_HOME"
 #: At most this many lines of a difference are shown; the rest is counted.
@@ -79,13 +81,23 @@ def find(root: Path, sheet: SheetId, digest: str) -> tuple[Path, bytes] | None:
     base = home() / "sealed"
     others = sorted(base.glob(f"*/{sheet.rater}/{_sheet_folder(sheet)}/{digest}.md")) if base.is_dir() else []
     for path in [first, *others]:
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if sha256(data) == digest:
+        data = _read_copy(path)
+        if data is not None and sha256(data) == digest:
             return path, data
     return None
+
+
+def _read_copy(path: Path) -> bytes | None:
+    """The bytes of a kept copy, or None for anything that cannot be one: a FIFO or a device (a
+    link to `/dev/zero`, planted where a copy would be, would otherwise hang or exhaust memory
+    before the digest could reject it) or a file larger than any study file may be."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def difference(sealed: bytes, current: bytes, name: str) -> str:

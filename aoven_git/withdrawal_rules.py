@@ -94,8 +94,11 @@ def _scopes(led: Ledger) -> list[tuple[str, str, str | None]]:
 
 
 def _sealed(led: Ledger, sheet: SheetId, node: int) -> bool:
+    """`sheet` has a seal not proven to come after the withdrawal commit `node` (an ancestor, or on
+    a parallel branch): a withdrawal committed on a branch from an old commit and merged after the
+    seals proves nothing about its order, so it cannot drop a sheet sealed meanwhile."""
     rec = led.sheets.get(sheet)
-    return rec is not None and any(led.at_or_before(p, node) for p in rec.points)
+    return rec is not None and any(not led.before(node, p) for p in rec.points)
 
 
 def _complete(led: Ledger, scope: tuple[str, str, str | None], node: int, gone: set[str]) -> bool:
@@ -105,10 +108,11 @@ def _complete(led: Ledger, scope: tuple[str, str, str | None], node: int, gone: 
 
 def _revealed_before(led: Ledger, node: int) -> tuple[tuple[str, str, str | None, int], ...]:
     """The passes some of whose scores were readable (a reveal, a content seal, a reconciliation, a
-    blind key) before the withdrawal commit: each with its first such commit."""
+    blind key) in a commit the withdrawal commit does not precede (an ancestor, or on a parallel
+    branch merged later: not proven to come after it), each with its first such commit."""
     first: dict[tuple[str, str, str | None], int] = {}
     for pt in led.plaintext:
-        if led.before(pt.node, node):
+        if not led.at_or_before(node, pt.node):
             first.setdefault((pt.pass_id, pt.round_id, pt.amendment), pt.node)
     return tuple((*k, n) for k, n in sorted(first.items(), key=lambda t: (t[1], str(t[0]))))
 
@@ -151,12 +155,18 @@ def _bundled_with(led: Ledger, node: int) -> list[str]:
     return others
 
 
+def _not_before_first_seal(led: Ledger, node: int) -> bool:
+    """Some first seal exists that `node` is not an ancestor of: the commit is after the first seal
+    or on a branch merged beside it (from an old commit: not proven to come before any seal)."""
+    return any(not led.before(node, s) for s in led.first_seals)
+
+
 def withdrawal_bundled(led: Ledger) -> Iterator[Found]:
     """A withdrawal is a commit of its own: bundled with another change, the reviewer of the plan's
     one permitted edit could not see what else moved with it."""
     for w in withdrawals(led).values():
         for node in w.nodes:
-            if not led.after_first_seal(node):
+            if not _not_before_first_seal(led, node):
                 continue
             others = _bundled_with(led, node)
             if others:

@@ -93,8 +93,9 @@ def _sheets(plan: Plan, rounds: Sequence[str], written: Mapping[SheetId, tuple[s
                                            default_path=score_path(plan, sid))
         waits = tuple(u.rater for u in unsealed_sheets(plan, sid, head_paths)) if state == "sealed" else ()
         rater = plan.rater(sid.rater)
+        waited_for = bool(rater and rater.required) and plan.withdrawal(sid.rater) is None
         pending_blind = sid.pass_id in blind and sid.pass_id not in unblinded and state == "missing"
-        out.append(SheetProgress(sid, bool(rater and rater.required), state, path, problem, waits,
+        out.append(SheetProgress(sid, waited_for, state, path, problem, waits,
                                  pending_blind))
     return out
 
@@ -121,6 +122,20 @@ def _blind(study: Study, plan: Plan, head_paths: set[str], documents: Sequence[M
     return out
 
 
+def _left_the_study(plan: Plan, seals: Mapping[str, Any] | None, sheet: SheetId) -> bool:
+    """The sheet of a withdrawn rater in a pass not complete at the withdrawal (verify-seal's
+    `withdrawals[].kept`): nobody waits for it and its scores flag no cell (docs/plan.md,
+    "Withdrawals"). Outside git every sheet of theirs that is there counts."""
+    if plan.withdrawal(sheet.rater) is None:
+        return False
+    scope = (sheet.pass_id, sheet.round_id, sheet.amendment)
+    for w in (seals or {}).get("withdrawals", []) or []:
+        if w.get("rater") == sheet.rater:
+            kept = {(k.get("pass"), k.get("round"), k.get("amendment")) for k in w.get("kept", [])}
+            return scope not in kept
+    return False
+
+
 def _reconciling(study: Study, reading: StudyReading, sheets: Sequence[SheetProgress],
                  seals: Mapping[str, Any] | None, blind: Sequence[BlindProgress]) -> list[Reconciling]:
     """For every pass and round (of an amendment) whose sheets are all revealed, the flagged cells'
@@ -131,7 +146,7 @@ def _reconciling(study: Study, reading: StudyReading, sheets: Sequence[SheetProg
     pending_blind = {b.pass_id for b in blind if b.state != "unblinded"}
     pool = [*reading.sheets, *reading.amendment_sheets]
     groups: dict[tuple[str, str, str | None], list[SheetProgress]] = {}
-    for s in sheets:
+    for s in (s for s in sheets if not _left_the_study(plan, seals, s.sheet)):
         groups.setdefault((s.sheet.pass_id, s.sheet.round_id, s.sheet.amendment), []).append(s)
     out = []
     for (pass_id, round_id, amendment), group in groups.items():
