@@ -11,6 +11,7 @@ by the rules `reveal` and `unblind` apply.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -100,6 +101,38 @@ class Verdict:
     def as_dict(self) -> dict[str, Any]:
         return {"round": self.round_id, "verdict": self.verdict, "not_ready": list(self.not_ready),
                 "amendments": [{"id": a, "verdict": v, "not_ready": list(n)} for a, v, n in self.amendments]}
+
+
+#: what a rater who has not sealed sees instead of a NOT-READY reason that names cells
+WITHHELD_UNTIL_SEALED = ("a reason naming cells other raters scored is withheld until you have sealed "
+                         "every sheet of yours (run `aoven-git status` again after your seals)")
+
+
+def unsealed_sheets_of(person: Person, sheets: Sequence[SheetProgress]) -> bool:
+    """Whether the rater at the keyboard still has a sheet to seal (missing, written or valid)."""
+    return person.rater is not None and any(
+        s.sheet.rater == person.rater and s.state in ("missing", "written", "valid") for s in sheets)
+
+
+def _without_cells(reasons: Sequence[str], dimensions: Sequence[str]) -> tuple[str, ...]:
+    """The reasons, each one that names a cell (`…/D3`) replaced by one withheld sentence."""
+    names_cell = re.compile(r"/(?:" + "|".join(map(re.escape, dimensions)) + r")\b") if dimensions else None
+    kept = [r for r in reasons if names_cell is None or not names_cell.search(r)]
+    return tuple(kept) + ((WITHHELD_UNTIL_SEALED,) if len(kept) < len(reasons) else ())
+
+
+def withheld_for(person: Person, sheets: Sequence[SheetProgress], verdicts: Sequence[Verdict],
+                 dimensions: Sequence[str]) -> tuple[Verdict, ...]:
+    """The verdicts as this person may read them: a rater who has not sealed every sheet is not
+    shown the NOT-READY reasons that name cells (where others disagree: a forced reveal makes
+    them readable in the repository, but status must not be the one to put them on the screen
+    of a rater still scoring: docs/commands.md, "status")."""
+    if not unsealed_sheets_of(person, sheets):
+        return tuple(verdicts)
+    return tuple(replace(v, not_ready=_without_cells(v.not_ready, dimensions),
+                         amendments=tuple((a, verdict, _without_cells(why, dimensions))
+                                          for a, verdict, why in v.amendments))
+                 for v in verdicts)
 
 
 @dataclass(frozen=True)

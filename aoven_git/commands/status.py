@@ -34,6 +34,7 @@ from aoven_git.progress import (
     rows_due,
     scopes,
     sheet_state,
+    withheld_for,
 )
 from aoven_git.validation import StudyReading, ValidationReport
 
@@ -243,7 +244,8 @@ def gather(study: Study, rater: str | None) -> Progress:
     plan_path = study.relpath(study.plan_file)
     reconciling = _reconciling(study, reading, sheets, seals, blind)
     progress = Progress(plan.study, who, study.in_git, head, plan_path in head_paths, tuple(sheets),
-                        tuple(reconciling), tuple(blind), tuple(verdicts))
+                        tuple(reconciling), tuple(blind), withheld_for(who, sheets, verdicts,
+                                                                    [d.id for d in plan.dimensions]))
     return finish(plan, progress, plan_path)
 
 

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from aoven_git.progress import WITHHELD_UNTIL_SEALED
 from tests.adversarial.conftest import PLAN, Lab, as_identity, at, expect, identity, sheet_text
 from tests.conftest import run_cli
 
@@ -289,9 +290,6 @@ def test_a_withdrawn_raters_reveal_and_rows_after_the_withdrawal_count_nowhere(l
     assert not doc["flagged_cells"], doc["flagged_cells"]  # the red team's 3s would flag every cell
 
 
-@pytest.mark.xfail(strict=True, reason="status shows the report's NOT-READY reasons to everyone, and "
-                   "they name the flagged cells of force-revealed sheets: a rater who has not sealed "
-                   "is told where the others disagree (progress/status do not filter by the person)")
 def test_status_of_an_unsealed_rater_does_not_name_where_the_others_disagree(lab: Lab) -> None:
     """cto and logician force-revealed before the red team sealed. Their files are readable in
     the repository, but `status`, which the red team runs to learn its next step, should not put
@@ -306,6 +304,10 @@ def test_status_of_an_unsealed_rater_does_not_name_where_the_others_disagree(lab
     assert doc["next"]["command"].startswith("aoven-git sheet --rater redteam")
     shown = json.dumps(doc["verdicts"])
     assert "Q1/A/D1" not in shown, shown
+    assert WITHHELD_UNTIL_SEALED in doc["verdicts"][0]["not_ready"]
+    # once the red team has sealed, the reasons are theirs to read
+    lab.seal("redteam", (2, 2))
+    assert "Q1/A/D1" in json.dumps(status_json(lab, "redteam")["verdicts"])
 
 
 def test_status_of_an_unsealed_rater_shows_no_count_of_sealed_disagreements(lab: Lab) -> None:
