@@ -375,20 +375,6 @@ def tree_entries(root: str | Path, commit: str) -> list[tuple[str, str, str]]:
                                                          root).stdout) if m != "160000"]
 
 
-def folder_blobs(root: str | Path, commit: str, directory: str, *,
-                 limit: int) -> tuple[dict[str, bytes], set[str]]:
-    """Every file under `directory` at `commit` no larger than `limit` bytes, and the paths of
-    those that are larger or symbolic links (left unread): one `ls-tree` and at most two batch
-    reads, however many files (time-stamp tokens: docs/sealing.md, "Independent time anchors")."""
-    raw = run_git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", f":(literal){directory}/"],
-                  root).stdout
-    entries = [(p, m, s) for p, m, s in _ls_entries(raw) if m != "160000"]
-    regular = {p: s for p, m, s in entries if m in ("100644", "100755")}
-    found = read_small(root, regular.values(), limit) if regular else {}
-    files = {p: found[s] for p, s in regular.items() if s in found}
-    return files, {p for p, _, _ in entries if p not in files}
-
-
 def folder_entries(root: str | Path, commit: str, directory: str) -> list[tuple[str, str, str]]:
     """(path, mode, blob) of every file under `directory` at `commit`, nothing read (one `ls-tree`)."""
     raw = run_git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", f":(literal){directory}/"],

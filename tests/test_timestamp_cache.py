@@ -203,3 +203,25 @@ def test_linked_work_tree_finds_its_git_dir(study: Study, authorities: Authoriti
     res = run_cli("verify-seal", cwd=linked)
     assert res.code == 0, res.output
     assert (found / FILE).is_file() and not (linked / "aoven-git").exists()
+
+
+def test_sub_folder_link_and_oversized_file_are_judged_as_before(
+        study: Study, authorities: Authorities) -> None:
+    """The token folder is read as one tree object; a sub-folder makes it an `ls-tree` instead.
+    Either way a link and a file over the size limit are unread, a sub-folder's file no token."""
+    commits = honest_anchored_study(study, authorities.start("tsa"))
+    seal = commits["seal-cto"]
+    os.symlink(f"{seal}.tsr", study.path / "timestamps" / f"{commits['plan']}.tsr")
+    study.write(f"timestamps/{commits['reveal-cto']}.2.tsr", b"\0" * (64 * 1024 + 1))
+    study.by("lead", "odd files", "timestamps")
+    res, flat = study.verify()
+    assert res.code == 1 and codes(flat) == [("timestamp-invalid", None), ("timestamp-invalid", None)]
+    odd = {a["path"]: a["error"] for a in flat["timestamps"] if a["error"]}
+    assert set(odd) == {f"timestamps/{commits['plan']}.tsr", f"timestamps/{commits['reveal-cto']}.2.tsr"}
+    assert all("symbolic link or larger" in e for e in odd.values())
+    study.write("timestamps/old/note.tsr", b"x")
+    study.by("lead", "a sub-folder", "timestamps")
+    _, nested = study.verify()
+    assert [a for a in nested["timestamps"] if a["path"] != "timestamps/old/note.tsr"] == flat["timestamps"]
+    assert next(a["error"] for a in nested["timestamps"] if a["path"] == "timestamps/old/note.tsr") == (
+        "not a token file (timestamps/<commit>.tsr)")
