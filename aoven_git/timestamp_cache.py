@@ -1,6 +1,6 @@
 """The verification cache of time-stamp tokens (docs/sealing.md, "The verification cache").
 
-Verifying a token offline costs about 2 ms (its signature and certificate chain), so verify-seal
+Verifying a token offline costs 1–2 ms (its signature and certificate chain), so verify-seal
 over 100 tokens would cost several times the rest of the check. A token is a git blob, so its
 bytes never change under one blob id; verifying the same blob for the same commit against the
 same pinned certificates with the same code always gives the same answer. This cache keeps that
