@@ -375,18 +375,48 @@ def tree_entries(root: str | Path, commit: str) -> list[tuple[str, str, str]]:
                                                          root).stdout) if m != "160000"]
 
 
-def folder_blobs(root: str | Path, commit: str, directory: str, *,
-                 limit: int) -> tuple[dict[str, bytes], set[str]]:
-    """Every file under `directory` at `commit` no larger than `limit` bytes, and the paths of
-    those that are larger or symbolic links (left unread): one `ls-tree` and at most two batch
-    reads, however many files (time-stamp tokens: docs/sealing.md, "Independent time anchors")."""
+def folder_entries(root: str | Path, commit: str, directory: str) -> list[tuple[str, str, str]]:
+    """(path, mode, blob) of every file under `directory` at `commit`, nothing read (one `ls-tree`)."""
     raw = run_git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", f":(literal){directory}/"],
                   root).stdout
-    entries = [(p, m, s) for p, m, s in _ls_entries(raw) if m != "160000"]
-    regular = {p: s for p, m, s in entries if m in ("100644", "100755")}
-    found = read_small(root, regular.values(), limit) if regular else {}
-    files = {p: found[s] for p, s in regular.items() if s in found}
-    return files, {p for p, _, _ in entries if p not in files}
+    return [(p, m, s) for p, m, s in _ls_entries(raw) if m != "160000"]
+
+
+def flat_tree(directory: str, obj: tuple[str, bytes] | None,
+              oid_bytes: int) -> list[tuple[str, str, str]] | None:
+    """(path, mode, blob) of a tree object as `cat_file` returned it, when it holds only files
+    (no sub-folder, no submodule): the listing of `folder_entries` without a git call of its own,
+    for a folder read together with other objects. [] for no such folder; None when the object
+    is something else (a file of that name, sub-folders): then ask `folder_entries`. `oid_bytes`
+    is 20 (SHA-1) or 32 (SHA-256); a raw tree entry is `<mode> <name>\\0<oid bytes>`."""
+    if obj is None:
+        return []
+    kind, raw = obj
+    if kind != "tree":
+        return None
+    out, pos = [], 0
+    while pos < len(raw):
+        space, nul = raw.find(b" ", pos), raw.find(b"\0", pos)
+        if space < 0 or nul < space or nul + 1 + oid_bytes > len(raw):
+            return None
+        mode = raw[pos:space].decode("ascii", "replace").rjust(6, "0")
+        if mode not in ("100644", "100755", "120000"):
+            return None
+        out.append((f"{directory}/{_decode(raw[space + 1:nul])}", mode,
+                    raw[nul + 1:nul + 1 + oid_bytes].hex()))
+        pos = nul + 1 + oid_bytes
+    return out
+
+
+def git_dir(root: str | Path) -> Path:
+    """The repository's own git directory (where git keeps what is not history, and aoven-git
+    its time-stamp verification cache): `<root>/.git` when it is a folder and no `GIT_DIR` points
+    elsewhere (no git call), else as `git rev-parse --absolute-git-dir` says (a linked work tree,
+    a submodule, `GIT_DIR`)."""
+    plain = Path(root) / ".git"
+    if plain.is_dir() and not os.environ.get("GIT_DIR") and not os.environ.get("GIT_COMMON_DIR"):
+        return plain
+    return Path(_decode(run_git(["rev-parse", "--absolute-git-dir"], root).stdout).strip())
 
 
 def staged_blobs(root: str | Path, paths: list[str] | None = None) -> dict[str, bytes]:

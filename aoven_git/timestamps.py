@@ -5,15 +5,12 @@ the team controls fixes a commit id (and through its hash the whole ancestry) at
 message a token covers is the commit id as written by git (40 hex digits for SHA-1, 64 for
 SHA-256 repositories), hashed with SHA-256 for the imprint, so a token named for one commit cannot
 be moved to another. Parsing and offline verification use `rfc3161-client`; the one online step
-(`request_token`) uses urllib. Nothing here touches git or the disk.
+(`request_token`) uses urllib, imported only there. Nothing here touches git or the disk.
 """
 
 from __future__ import annotations
 
 import re
-import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -83,6 +80,8 @@ def build_request(commit: str) -> tuple[bytes, int]:
 
 
 def _post(url: str, body: bytes, timeout: float) -> bytes:
+    import urllib.request
+
     request = urllib.request.Request(url, data=body, method="POST", headers={
         "Content-Type": "application/timestamp-query", "Accept": "application/timestamp-reply"})
     with urllib.request.urlopen(request, timeout=timeout) as reply:
@@ -95,7 +94,11 @@ def _post(url: str, body: bytes, timeout: float) -> bytes:
 def request_token(url: str, commit: str, *, timeout: float = 10.0, retries: int = 2) -> bytes:
     """Ask `url` for a token over `commit`; the reply is checked (granted, the nonce sent, the
     imprint of this commit) before it is returned. Network failures and 5xx replies are retried
-    `retries` times with a short back-off; anything else fails at once with the reason."""
+    `retries` times with a short back-off; anything else fails at once with the reason.
+    (urllib is imported here, not with the module: verify-seal never needs it.)"""
+    import time
+    import urllib.error
+
     if not url.startswith(("http://", "https://")):
         raise TimestampError(f"{url!r} is not an http(s) URL")
     body, nonce = build_request(commit)
