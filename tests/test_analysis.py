@@ -88,6 +88,7 @@ CONTRACT_KEYS = {
     "blind_passes",
     "protocol_deviations",
     "uncertainty",
+    "reporting_checklist",
 }
 COMPLETE = {"ok": True, "status": "complete", "seals": [], "violations": []}
 
