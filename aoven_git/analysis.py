@@ -478,7 +478,7 @@ def document(parts: Parts) -> dict[str, Any]:
     a, b = plan.baseline.id, plan.treatment.id
     pending_blind = {b.pass_id for b in parts.blind if b.state != "unblinded"}
     kappa = {p: {} if p in pending_blind else agreement.table for p, agreement in parts.agreement.items()}
-    return {
+    out = {
         "schema": SCHEMA,
         "study": plan.study,
         "plan_version": plan.version,
@@ -520,6 +520,18 @@ def document(parts: Parts) -> dict[str, Any]:
         "blind_passes": [b.as_dict(b.pass_id in _verdict_passes(plan)) for b in parts.blind],
         "uncertainty": uncertainty(parts),
     }
+    return {**out, "reporting_checklist": checklist(parts, out)}
+
+
+def checklist(parts: Parts, doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The reporting checklist (GRRAS; reporting_checklist.py) from the plan, the sheets and the
+    document just written."""
+    from aoven_git import reporting_checklist
+
+    plan = parts.plan
+    scores = {p: data.scores for p, data in parts.passes.items()}
+    expected = {p.id: list(plan.expected_cells(p.id, parts.round_id)) for p in plan.passes}
+    return reporting_checklist.build(plan, parts.round_id, doc, scores, expected)
 
 
 def headline(plan: Plan, ev: Evaluation | None) -> dict[str, Any]:

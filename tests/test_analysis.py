@@ -34,6 +34,7 @@ from aoven_git.model import (
     SheetId,
 )
 from aoven_git.plan import load_plan
+from tests.report_documents import check_report
 
 DEFAULT_PLAN = Path(__file__).resolve().parent.parent / "aoven_git" / "templates" / "aoven.yaml"
 QS = [f"Q{i}" for i in range(1, 11)]
@@ -87,6 +88,7 @@ CONTRACT_KEYS = {
     "blind_passes",
     "protocol_deviations",
     "uncertainty",
+    "reporting_checklist",
 }
 COMPLETE = {"ok": True, "status": "complete", "seals": [], "violations": []}
 
@@ -136,7 +138,7 @@ def study(plan, *, unblinded=None, blinded=None, raters=("cto", "logician"), **k
     ]
     kw.setdefault("seals", COMPLETE)
     kw.setdefault("bootstrap", 200)
-    return analyse(plan, sheets=kw.pop("sheets", sheets), **kw).as_dict()
+    return dict(check_report(analyse(plan, sheets=kw.pop("sheets", sheets), **kw).as_dict()))
 
 
 def noisy(rng: random.Random, base: dict[CellKey, int], p: float) -> dict[CellKey, int]:
@@ -157,6 +159,7 @@ def sk(a, b, weights="quadratic"):
 
 
 def no_nan(doc) -> str:
+    check_report(doc)  # the report schema too (tests/report_documents.py)
     return json.dumps(doc, allow_nan=False)
 
 

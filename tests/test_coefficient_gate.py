@@ -19,6 +19,7 @@ from aoven_git.analysis import analyse
 from aoven_git.model import CellKey, Plan
 from aoven_git.plan import load_plan
 from tests.conftest import EXAMPLE, GitRepo, run_cli
+from tests.report_documents import check_report, checked_report
 from tests.test_analysis import COMPLETE, DEFAULT_PLAN, sheet, truth
 
 KAPPA_LINE = "kappa: {weights: quadratic, threshold: 0.6, aggregate: min, undefined: exclude}"
@@ -48,7 +49,7 @@ def report(plan: Plan) -> dict:
     ub = d8_paradox_scores()
     sheets = [sheet(r, "unblinded", s) for r, s in ub.items()]
     sheets += [sheet(r, "blinded", truth(conds=("B",))) for r in ub]
-    doc = analyse(plan, sheets=sheets, seals=COMPLETE, bootstrap=0).as_dict()
+    doc = dict(check_report(analyse(plan, sheets=sheets, seals=COMPLETE, bootstrap=0).as_dict()))
     json.dumps(doc, allow_nan=False)
     return doc
 
@@ -167,7 +168,7 @@ def test_example_gating_on_gwet_counts_d7_and_shows_the_paradox(tmp_path: Path) 
     repo = sealed_example(tmp_path / "study", "gwet")
     res = run_cli("report", "--format", "json", "--bootstrap", "0", cwd=repo.path)
     assert res.code == 0, res.output
-    doc = json.loads(res.out)
+    doc = checked_report(res.out)
     assert doc["verdict"] != "NOT-READY", doc["not_ready"]
     d7 = doc["kappa"]["unblinded"]["D7"]
     assert d7["value"] < 0.6 and d7["counts"] is True and "D7" in doc["counted_dimensions"]

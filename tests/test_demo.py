@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Result, run_cli, run_subprocess
+from tests.report_documents import checked_report
 
 RATERS = {"cto": "cto@example.org", "logician": "logician@example.org", "redteam": "redteam@example.org"}
 
@@ -77,7 +78,7 @@ def test_demo_keep_builds_an_honest_history_and_reports_pass(kept: tuple[Result,
     main = [s for s in data["seals"] if "amendment" not in s]
     assert sorted((s["rater"], s["pass"], s["kind"]) for s in main) == sorted(
         (r, p, "digest") for r in RATERS for p in ("unblinded", "blinded"))
-    report = json.loads((keep / "aoven-report.json").read_text(encoding="utf-8"))
+    report = checked_report((keep / "aoven-report.json").read_text(encoding="utf-8"))
     assert report["verdict"] == "PASS" and report["improvement_exact"] == "139/346"
     states = {(c["cell"], c["state"], c["value"]) for c in report["reconciliation"]["cells"]}
     assert states == {("Q6/A/D3", "unanimous", 2), ("Q3/B/D5", "unanimous", 1)}
@@ -111,7 +112,7 @@ def test_demo_replays_the_amendment_after_the_reconciliation(kept: tuple[Result,
     for rater in RATERS:
         path = f"tests/phase2/amendments/d8-marker-load/scores_{rater}.md"
         assert git(keep, "log", "--format=%ae", "--", path).split() == [RATERS[rater]]
-    report = json.loads((keep / "aoven-report.json").read_text(encoding="utf-8"))
+    report = checked_report((keep / "aoven-report.json").read_text(encoding="utf-8"))
     assert report["verdict"] == "PASS"  # the pre-registered verdict never changes
     if "amendments" in report:  # once the report computes amendments (tests/phase2/README.md)
         assert [(a["id"], a["verdict"]) for a in report["amendments"]] == [("d8-marker-load", "FAIL")]

@@ -10,7 +10,6 @@ cells are checked against this computation and against the table in tests/phase2
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import shutil
@@ -27,6 +26,7 @@ from sklearn.metrics import cohen_kappa_score
 from aoven_git.plan import load_plan
 from aoven_git.scorefile import parse_score_file
 from tests.conftest import EXAMPLE, Result, run_cli
+from tests.report_documents import checked_report
 from tests.test_render_html import _chromium, _console_lines, _run_chromium, parse
 
 STUDY = "tests/phase2"
@@ -147,7 +147,7 @@ def kept(demo_history: tuple[Result, Path]) -> tuple[Result, Path]:
 
 def test_the_example_amendment_beside_the_preregistered_verdict(kept: tuple[Result, Path]) -> None:
     res, keep = kept
-    doc = json.loads((keep / "aoven-report.json").read_text(encoding="utf-8"))
+    doc = checked_report((keep / "aoven-report.json").read_text(encoding="utf-8"))
     assert doc["verdict"] == "PASS" and doc["improvement_exact"] == "139/346"  # never changed
     [entry] = doc["amendments"]
     assert (entry["id"], entry["verdict"], entry["label"], entry["preregistered_verdict"]) == (
@@ -264,7 +264,7 @@ def seal_d7(repo: Path, rater: str, monkeypatch: pytest.MonkeyPatch) -> None:
 def report_json(repo: Path) -> dict[str, Any]:
     res = run_cli("report", "--format", "json", "--bootstrap", "0", cwd=repo)
     assert res.code == 0, res.output
-    return json.loads(res.out)
+    return checked_report(res.out)
 
 
 def test_an_amendment_with_a_pending_rater_is_not_ready_on_its_own_line(

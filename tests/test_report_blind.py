@@ -9,7 +9,6 @@ with scikit-learn over the (question, condition) items.
 
 from __future__ import annotations
 
-import json
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -22,6 +21,7 @@ from aoven_git.blinding import BlindKey, parse_key
 from aoven_git.plan import load_plan
 from aoven_git.verdict import blinding_pass
 from tests.conftest import run_cli
+from tests.report_documents import checked_report
 from tests.test_blind_e2e import PLAN, BlindStudy
 
 Item = tuple[str, str]
@@ -56,7 +56,7 @@ def fill_unblinded(s: BlindStudy, rater: str) -> None:
 def report(s: BlindStudy, *args: str) -> dict[str, Any]:
     res = run_cli("report", "--format", "json", "--bootstrap", "0", *args, cwd=s.path)
     assert res.code == 0, res.output
-    return json.loads(res.out)
+    return checked_report(res.out)
 
 
 @pytest.fixture

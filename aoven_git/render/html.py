@@ -24,6 +24,8 @@ from aoven_git.render.tables import (
     Table,
     caveat_summary,
     cell_tables,
+    checklist_sentence,
+    checklist_table,
     coefficient_tables,
     describe,
     held,
@@ -37,6 +39,7 @@ from aoven_git.render.tables import (
     questions_table,
     rater_means_table,
     raters_table,
+    rules_sentence,
     rules_table,
     self_bias_table,
     uncertainty_sentence,
@@ -248,6 +251,9 @@ def _verdict_block(report: Mapping[str, Any]) -> str:
              f'<span class="label">Verdict</span><span class="badge">{_e(verdict)}</span>']
     if report.get("summary"):
         parts.append(f'<p class="summary">{_e(report["summary"])}</p>')
+    sentence = rules_sentence(report)
+    if sentence:
+        parts.append(f'<p class="rules-sentence"><strong>Rules:</strong> {_e(sentence)}</p>')
     if report.get("terminal"):
         parts.append('<p class="terminal">Terminal: a second inconclusive round; study v0.1 ends here.</p>')
     reasons = [r for r in report.get("reasons") or [] if r not in (None, "")]
@@ -638,6 +644,11 @@ def _chart_or_why(missing: str | None, chart: Callable[[], str], table: Table, c
 
 
 #: (anchor, heading, section) in page order; the table of contents is built from it.
+def _checklist(report: Mapping[str, Any]) -> str:
+    """The reporting checklist (GRRAS): what the report states, and what is missing."""
+    return f"<p>{_e(checklist_sentence(report))}</p>" + _table(checklist_table(report), "checklist")
+
+
 SECTIONS = (
     ("rules", "Rules", _rules), ("protocol", "Protocol deviations", _protocol),
     ("deviations", "Deviations from the published defaults", _deviations),
@@ -647,9 +658,11 @@ SECTIONS = (
     ("amendments", "Amendments (exploratory)", _amendments), ("self-bias", "Self-bias", _self_bias),
     ("blinding", "Blinding", _blinding), ("seals", "Seals", _seals),
     ("validation", "Validation", _validation), ("questions", "Questions", _questions),
+    ("checklist", "Reporting checklist", _checklist),
 )
 #: sections shown only when the document has their key (older documents have no such section)
-OPTIONAL = {"deviations": "deviations", "reconciliation": "reconciliation", "protocol": "protocol_deviations"}
+OPTIONAL = {"deviations": "deviations", "reconciliation": "reconciliation", "protocol": "protocol_deviations",
+            "checklist": "reporting_checklist"}
 #: sections shown only when their key lists something (a plan without amendments has no section)
 NONEMPTY = {"amendments"}
 TOC_NAMES = {"deviations": "Deviations"}

@@ -21,6 +21,8 @@ from aoven_git.render.tables import (
     Table,
     caveat_summary,
     cell_tables,
+    checklist_sentence,
+    checklist_table,
     coefficient_tables,
     describe,
     held,
@@ -32,6 +34,7 @@ from aoven_git.render.tables import (
     questions_table,
     rater_means_table,
     raters_table,
+    rules_sentence,
     rules_table,
     self_bias_table,
     uncertainty_sentence,
@@ -141,6 +144,9 @@ def _md_heading(report: Mapping[str, Any]) -> list[str]:
     lines = [f"## {VERDICT_MARKS.get(verdict, '⚪')} Verdict: **{md(verdict)}**", ""]
     if report.get("summary"):
         lines += [f"> {md(report['summary'])}", ""]
+    sentence = rules_sentence(report)
+    if sentence:
+        lines += [f"**Rules:** {md(sentence)}", ""]
     a, b = labels(report)
     means, exact = report.get("means") or {}, report.get("means_exact") or {}
     mean_a, mean_b = (held(report, means.get(c), numfmt.mean(means.get(c), exact.get(c))) for c in (a, b))
@@ -503,6 +509,14 @@ def _md_questions(report: Mapping[str, Any]) -> list[str]:
             f"{md(b)} < {md(a)} on enough counted dimensions.", "", *md_table(table), ""]
 
 
+def _md_checklist(report: Mapping[str, Any]) -> list[str]:
+    """The reporting checklist (GRRAS); absent from documents written before it existed."""
+    if report.get("reporting_checklist") is None:
+        return []
+    table = md_table(checklist_table(report))
+    return ["## Reporting checklist", "", md(checklist_sentence(report)), "", *table, ""]
+
+
 def _md_footer(report: Mapping[str, Any]) -> list[str]:
     footer = [md(report.get("generated_by") or "aoven-git")]
     if report.get("schema"):
@@ -513,7 +527,7 @@ def _md_footer(report: Mapping[str, Any]) -> list[str]:
 SECTIONS = (_md_title, _md_source, _md_heading, _md_why, _md_contest_and_retest, _md_exploratory_line,
             _md_rules, _md_protocol, _md_deviations, _md_means, _md_raters, _md_agreement, _md_cells,
             _md_reconciliation, _md_amendments, _md_self_bias, _md_blinding, _md_seals, _md_validation,
-            _md_questions, _md_footer)
+            _md_questions, _md_checklist, _md_footer)
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:

@@ -687,3 +687,78 @@ def validation_table(report: Mapping[str, Any]) -> Table:
                     _c(msg),
                 ))
     return Table(("file", "line", "level", "code", "message"), tuple(rows), frozenset({1}))
+
+
+# --------------------------------------------------------------------------- headline sentence
+
+#: How a rule's outcome reads in the headline sentence (a fail rule "met" is what fails a study).
+_SAID = {"met": "met", "not-met": "not met", "not-evaluable": "not evaluable"}
+
+
+def _rule_brief(rule: Mapping[str, Any]) -> str:
+    """One rule as the headline reads it: its condition, its value, its outcome."""
+    q = numfmt.to_fraction(rule.get("value"), rule.get("value_exact"))
+    rid = str(rule.get("id", "")).lower()
+    value = (None if q is None else numfmt.percent(q) if "improvement" in rid
+             else str(q.numerator) if "question" in rid and q.denominator == 1 else numfmt.fixed(q, None, 2))
+    shown = f" ({value})" if value else ""
+    said = _SAID.get(str(rule.get("outcome")), str(rule.get("outcome")))
+    return f"{rule.get('text') or rule.get('id')}{shown} {said}"
+
+
+def _family_brief(family: str, rules: list[Mapping[str, Any]]) -> str:
+    """A family of per-dimension rules (load, regression) in a few words: all one outcome, or
+    which dimensions have which."""
+    if len(rules) == 1:
+        return _rule_brief(rules[0])
+    by_outcome: dict[str, list[str]] = {}
+    for rule in rules:
+        dim = str(rule.get("id", "")).rsplit(".", 1)[-1]
+        by_outcome.setdefault(_SAID.get(str(rule.get("outcome")), str(rule.get("outcome"))), []).append(dim)
+    if len(by_outcome) == 1:
+        return f"{family} on all {len(rules)} dimensions {next(iter(by_outcome))}"
+    return f"{family} " + ", ".join(f"{said} on {' '.join(dims)}" for said, dims in by_outcome.items())
+
+
+def rules_sentence(report: Mapping[str, Any]) -> str | None:
+    """The headline's one sentence on which rules were met and which were not (docs/report.md,
+    "The verdict"), read from the rule results the document holds (nothing is recomputed);
+    while NOT-READY it says the rules are withheld. None when the document has no rules."""
+    rules = [r for r in report.get("rules") or [] if isinstance(r, Mapping)]
+    if not rules:
+        return None
+    verdict = str(report.get("verdict") or "UNKNOWN")
+    if verdict == "NOT-READY":
+        return f"{verdict}: the {len(rules)} rules are withheld until the verdict is ready."
+    families: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for rule in rules:
+        parts = str(rule.get("id", "")).split(".")
+        family = parts[1] if len(parts) > 1 else parts[0]
+        families.setdefault((str(rule.get("kind")), family), []).append(rule)
+    passed = [_family_brief(f, rs) for (kind, f), rs in families.items() if kind == "pass"]
+    failing = [r for r in rules if r.get("kind") == "fail"]
+    met = [_rule_brief(r) for r in failing if r.get("outcome") == "met"]
+    open_ = [_rule_brief(r) for r in failing if r.get("outcome") == "not-evaluable"]
+    fail_part = "; ".join(met + open_) if met or open_ else f"none of {len(failing)} met"
+    return f"{verdict}: pass rules: {'; '.join(passed) or 'none'}. Fail rules: {fail_part}."
+
+
+def checklist_table(report: Mapping[str, Any]) -> Table:
+    """The reporting checklist (GRRAS): each item, its value or what would fill it, and where the
+    report shows it."""
+    rows = tuple(
+        (_c(e.get("item")),
+         Cell("reported", tone="good", mark="✅") if e.get("status") == "reported"
+         else Cell("missing", tone="warn", mark="⚠️"),
+         _c(e.get("value")), _c(e.get("where"), tone="muted"))
+        for e in report.get("reporting_checklist") or [] if isinstance(e, Mapping))
+    return Table(("item", "status", "value", "where"), rows)
+
+
+def checklist_sentence(report: Mapping[str, Any]) -> str:
+    """How many checklist items the report fills, and which are missing."""
+    items = [e for e in report.get("reporting_checklist") or [] if isinstance(e, Mapping)]
+    missing = [str(e.get("item")) for e in items if e.get("status") != "reported"]
+    said = f"missing: {', '.join(missing)}" if missing else "none missing"
+    return ("Items that reliability reporting guidelines ask for (GRRAS, Kottner et al. 2011; "
+            f"Hallgren 2012): {len(items) - len(missing)} of {len(items)} reported, {said}.")
