@@ -124,15 +124,21 @@ def _blind(study: Study, plan: Plan, head_paths: set[str], documents: Sequence[M
 def _reconciling(study: Study, reading: StudyReading, sheets: Sequence[SheetProgress],
                  seals: Mapping[str, Any] | None, blind: Sequence[BlindProgress]) -> list[Reconciling]:
     """For every pass and round (of an amendment) whose sheets are all revealed, the flagged cells'
-    rows still due, from the reconciliation file `disagreements --write` extends."""
+    rows still due, from the reconciliation file `disagreements --write` extends. A withdrawn
+    rater's sheet that left the study (docs/plan.md, "Withdrawals") is neither waited for nor
+    counted, as in the report."""
+    from aoven_git.readiness import withdrawn_from, withdrawn_kept
     from aoven_git.reconciliation import flagged_cells
 
     plan = reading.source.plan
     pending_blind = {b.pass_id for b in blind if b.state != "unblinded"}
     pool = [*reading.sheets, *reading.amendment_sheets]
+    gone = withdrawn_kept(seals)
     groups: dict[tuple[str, str, str | None], list[SheetProgress]] = {}
     for s in sheets:
-        groups.setdefault((s.sheet.pass_id, s.sheet.round_id, s.sheet.amendment), []).append(s)
+        scope = (s.sheet.pass_id, s.sheet.round_id, s.sheet.amendment)
+        if not withdrawn_from(gone, s.sheet.rater, scope):  # left the study: nobody waits for it
+            groups.setdefault(scope, []).append(s)
     out = []
     for (pass_id, round_id, amendment), group in groups.items():
         public = {s.sheet for s in group if s.state == "revealed"}
