@@ -351,6 +351,7 @@ def test_a_required_rater_withdraws_after_the_others_sealed_and_the_study_comple
         plan.write(WITHDRAWAL)
     lead.git("commit", "-q", "-m", "Withdraw logician", "aoven.yaml")
     lead.git("push", "-q")
+    assert not any("logician" in s["why"] for s in lead.status()["steps"])  # nobody waits for them
     named = lead.next_command()
     assert named == f"aoven-git unblind --pass {BLIND} --key {key_file}"
     assert "pushed" in lead.ok(*named.split()[1:], "--push").out

@@ -38,3 +38,21 @@ def test_rows_are_due_from_those_who_stayed_after_a_withdrawal(tmp_path: Path) -
     assert cto["next"]["command"] == "aoven-git disagreements --pass unblinded --write --rater cto"
     report = run_cli("report", "--format", "json", "--bootstrap", "0", cwd=study.path)
     assert any("no consensus" in reason for reason in json.loads(report.out)["not_ready"])
+
+
+def test_nobody_is_told_to_wait_for_or_write_a_withdrawn_raters_sheets(tmp_path: Path) -> None:
+    """Logician withdrew before sealing: the lead's steps no longer wait for them, and their own
+    status names no sheet to write."""
+    study = Study(tmp_path / "repo")
+    study.start()
+    study.digest_seal("cto", (1, 1))
+    before = status_of(study, "lead@example.org")
+    assert any(s["why"].startswith("waiting for logician:") for s in before["steps"])  # control
+    study.write("aoven.yaml", PLAN + WITHDRAW)
+    study.by("lead", "withdraw logician", "aoven.yaml")
+
+    lead = status_of(study, "lead@example.org")
+    assert not any("logician" in s["why"] for s in lead["steps"]), lead["steps"]
+    assert any(s["why"].startswith("waiting for cto:") for s in lead["steps"])
+    logician = status_of(study, "logician@example.org")
+    assert not any(s["command"] and "logician" in s["command"] for s in logician["steps"]), logician["steps"]

@@ -82,9 +82,12 @@ def _rounds(plan: Plan, written: Mapping[SheetId, Any], sealed: Mapping[SheetId,
 
 def _sheets(plan: Plan, rounds: Sequence[str], written: Mapping[SheetId, tuple[str, str | None]],
             sealed: Mapping[SheetId, Mapping[str, Any]], head_paths: set[str],
-            unblinded: set[str]) -> list[SheetProgress]:
+            unblinded: set[str], seals: Mapping[str, Any] | None) -> list[SheetProgress]:
     from aoven_git.naming import score_path
+    from aoven_git.readiness import withdrawn_from, withdrawn_kept
     from aoven_git.sealing import unsealed_sheets
+
+    gone = withdrawn_kept(seals)
 
     out = []
     blind = {p.id for p in plan.passes if p.blind}
@@ -94,8 +97,9 @@ def _sheets(plan: Plan, rounds: Sequence[str], written: Mapping[SheetId, tuple[s
         waits = tuple(u.rater for u in unsealed_sheets(plan, sid, head_paths)) if state == "sealed" else ()
         rater = plan.rater(sid.rater)
         pending_blind = sid.pass_id in blind and sid.pass_id not in unblinded and state == "missing"
+        withdrawn = withdrawn_from(gone, sid.rater, (sid.pass_id, sid.round_id, sid.amendment))
         out.append(SheetProgress(sid, bool(rater and rater.required), state, path, problem, waits,
-                                 pending_blind))
+                                 pending_blind, withdrawn))
     return out
 
 
@@ -127,18 +131,15 @@ def _reconciling(study: Study, reading: StudyReading, sheets: Sequence[SheetProg
     rows still due, from the reconciliation file `disagreements --write` extends. A withdrawn
     rater's sheet that left the study (docs/plan.md, "Withdrawals") is neither waited for nor
     counted, as in the report."""
-    from aoven_git.readiness import withdrawn_from, withdrawn_kept
     from aoven_git.reconciliation import flagged_cells
 
     plan = reading.source.plan
     pending_blind = {b.pass_id for b in blind if b.state != "unblinded"}
     pool = [*reading.sheets, *reading.amendment_sheets]
-    gone = withdrawn_kept(seals)
     groups: dict[tuple[str, str, str | None], list[SheetProgress]] = {}
     for s in sheets:
-        scope = (s.sheet.pass_id, s.sheet.round_id, s.sheet.amendment)
-        if not withdrawn_from(gone, s.sheet.rater, scope):  # left the study: nobody waits for it
-            groups.setdefault(scope, []).append(s)
+        if not s.withdrawn:  # left the study: nobody waits for it, and it does not count
+            groups.setdefault((s.sheet.pass_id, s.sheet.round_id, s.sheet.amendment), []).append(s)
     out = []
     for (pass_id, round_id, amendment), group in groups.items():
         public = {s.sheet for s in group if s.state == "revealed"}
@@ -230,7 +231,7 @@ def gather(study: Study, rater: str | None) -> Progress:
     verdicts, documents = _verdicts(study, rounds, seals)
     blind = _blind(study, plan, head_paths, documents)
     unblinded = {b.pass_id for b in blind if b.state != "not-blinded"}
-    sheets = _sheets(plan, rounds, written, sealed, head_paths, unblinded)
+    sheets = _sheets(plan, rounds, written, sealed, head_paths, unblinded, seals)
     plan_path = study.relpath(study.plan_file)
     reconciling = _reconciling(study, reading, sheets, seals, blind)
     progress = Progress(plan.study, who, study.in_git, head, plan_path in head_paths, tuple(sheets),
