@@ -43,6 +43,8 @@ class SheetProgress:
     #: required raters who must seal first before this sealed sheet may be revealed (reveal's rule)
     reveal_waits_for: tuple[str, ...] = ()
     blind_pending: bool = False  # a blind pass not blinded yet: there is nothing to score
+    #: the rater withdrew and this sheet left the study (docs/plan.md, "Withdrawals"): nobody waits for it
+    withdrawn: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         s = self.sheet
@@ -261,11 +263,12 @@ def _args(sheet: SheetId, plan: Plan) -> str:
 
 
 def sheet_step(plan: Plan, s: SheetProgress) -> Step | None:
-    """What a rater does next with one of their sheets (None: nothing, it is revealed)."""
+    """What a rater does next with one of their sheets (None: nothing, it is revealed or left the
+    study with its rater's withdrawal)."""
     what = f"{s.sheet.pass_id}/{s.sheet.round_id}"
     what += f" of amendment {s.sheet.amendment}" if s.sheet.amendment else ""
     args = _args(s.sheet, plan)
-    if s.state == "revealed":
+    if s.state == "revealed" or s.withdrawn:
         return None
     if s.blind_pending:
         return Step(f"{what}: the lead must blind pass {s.sheet.pass_id} before anyone can score it")

@@ -96,12 +96,21 @@ def _committed(study: Any, rev: str | None) -> Inputs:
     inputs = Inputs(plan, revision_study(study.root, plan, commit),
                     _source(commit, git=True, work_tree=False, dirty=dirty, rev=rev), commit=commit)
     if dirty:
-        shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
-        inputs.blockers.append(
-            f"uncommitted changes to study files ({shown}): the report is computed from the committed "
-            f"revision {commit[:10]}; commit them, or preview the work tree with `report --work-tree` "
-            "(marked unverified)")
+        inputs.blockers.append(_dirty_blocker(plan, dirty, commit))
     return inputs
+
+
+def _dirty_blocker(plan: Plan, dirty: list[str], commit: str) -> str:
+    """Why uncommitted study files keep the report NOT-READY, and what to do. A score sheet is
+    never committed by hand: `seal` commits its digest and `reveal` the sheet once everyone has
+    sealed (docs/sealing.md), so "commit them" would tell a rater to break the seal."""
+    shown = ", ".join(dirty[:5]) + (f" and {len(dirty) - 5} more" if len(dirty) > 5 else "")
+    sheets = any(naming.classify(plan, d.rsplit(" (", 1)[0]).kind == "score" for d in dirty)
+    fix = ("seal score sheets (`aoven-git seal`; `aoven-git reveal` commits them once everyone has sealed, "
+           "never commit one by hand), commit the other files" if sheets else "commit them")
+    return (f"uncommitted changes to study files ({shown}): the report is computed from the committed "
+            f"revision {commit[:10]}; {fix}, or preview the work tree with `report --work-tree` "
+            "(marked unverified)")
 
 
 def gather(study: Any, *, rev: str | None, work_tree: bool) -> Inputs:

@@ -78,8 +78,9 @@ def test_blind_refuses_a_pass_that_is_not_blind(
 
 
 def test_blind_writes_the_key_under_home_by_default_and_never_twice(
-    study: BlindStudy, tmp_path: Path
+    study: BlindStudy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("AOVEN_GIT_HOME")  # the default of the default: ~/.aoven-git
     study.start()
     res = study.run("lead", "blind", "--pass", "hidden")
     assert res.code == 0, res.output

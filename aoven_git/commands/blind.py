@@ -75,8 +75,11 @@ def _sources(study: Study, plan: Plan, p: Pass, head: str) -> list[Item]:
 
 
 def default_key_path(study: Study, pass_id: str) -> Path:
-    """`~/.aoven-git/keys/<repository>-<pass>.json`: outside every work tree."""
-    return Path.home() / ".aoven-git" / "keys" / f"{study.root.name}-{pass_id}.json"
+    """`$AOVEN_GIT_HOME/keys/<repository>-<pass>.json` (default `~/.aoven-git`): outside every work
+    tree, in the one home aoven-git keeps outside repositories (beside the sealed copies)."""
+    from aoven_git.sealed_copies import home
+
+    return home() / "keys" / f"{study.root.name}-{pass_id}.json"
 
 
 def check_key_path(study: Study, target: Path) -> None:

@@ -83,9 +83,12 @@ def _rounds(plan: Plan, written: Mapping[SheetId, Any], sealed: Mapping[SheetId,
 
 def _sheets(plan: Plan, rounds: Sequence[str], written: Mapping[SheetId, tuple[str, str | None]],
             sealed: Mapping[SheetId, Mapping[str, Any]], head_paths: set[str],
-            unblinded: set[str]) -> list[SheetProgress]:
+            unblinded: set[str], seals: Mapping[str, Any] | None) -> list[SheetProgress]:
     from aoven_git.naming import score_path
+    from aoven_git.readiness import withdrawn_from, withdrawn_kept
     from aoven_git.sealing import unsealed_sheets
+
+    gone = withdrawn_kept(seals)
 
     out = []
     blind = {p.id for p in plan.passes if p.blind}
@@ -94,10 +97,10 @@ def _sheets(plan: Plan, rounds: Sequence[str], written: Mapping[SheetId, tuple[s
                                            default_path=score_path(plan, sid))
         waits = tuple(u.rater for u in unsealed_sheets(plan, sid, head_paths)) if state == "sealed" else ()
         rater = plan.rater(sid.rater)
-        waited_for = bool(rater and rater.required) and plan.withdrawal(sid.rater) is None
         pending_blind = sid.pass_id in blind and sid.pass_id not in unblinded and state == "missing"
-        out.append(SheetProgress(sid, waited_for, state, path, problem, waits,
-                                 pending_blind))
+        withdrawn = withdrawn_from(gone, sid.rater, (sid.pass_id, sid.round_id, sid.amendment))
+        out.append(SheetProgress(sid, bool(rater and rater.required) and not withdrawn, state, path,
+                                 problem, waits, pending_blind, withdrawn))
     return out
 
 
@@ -123,32 +126,21 @@ def _blind(study: Study, plan: Plan, head_paths: set[str], documents: Sequence[M
     return out
 
 
-def _left_the_study(plan: Plan, seals: Mapping[str, Any] | None, sheet: SheetId) -> bool:
-    """The sheet of a withdrawn rater in a pass not complete at the withdrawal (verify-seal's
-    `withdrawals[].kept`): nobody waits for it and its scores flag no cell (docs/plan.md,
-    "Withdrawals"). Outside git every sheet of theirs that is there counts."""
-    if plan.withdrawal(sheet.rater) is None:
-        return False
-    scope = (sheet.pass_id, sheet.round_id, sheet.amendment)
-    for w in (seals or {}).get("withdrawals", []) or []:
-        if w.get("rater") == sheet.rater:
-            kept = {(k.get("pass"), k.get("round"), k.get("amendment")) for k in w.get("kept", [])}
-            return scope not in kept
-    return False
-
-
 def _reconciling(study: Study, reading: StudyReading, sheets: Sequence[SheetProgress],
                  seals: Mapping[str, Any] | None, blind: Sequence[BlindProgress]) -> list[Reconciling]:
     """For every pass and round (of an amendment) whose sheets are all revealed, the flagged cells'
-    rows still due, from the reconciliation file `disagreements --write` extends."""
+    rows still due, from the reconciliation file `disagreements --write` extends. A withdrawn
+    rater's sheet that left the study (docs/plan.md, "Withdrawals") is neither waited for nor
+    counted, as in the report."""
     from aoven_git.reconciliation import flagged_cells
 
     plan = reading.source.plan
     pending_blind = {b.pass_id for b in blind if b.state != "unblinded"}
     pool = [*reading.sheets, *reading.amendment_sheets]
     groups: dict[tuple[str, str, str | None], list[SheetProgress]] = {}
-    for s in (s for s in sheets if not _left_the_study(plan, seals, s.sheet)):
-        groups.setdefault((s.sheet.pass_id, s.sheet.round_id, s.sheet.amendment), []).append(s)
+    for s in sheets:
+        if not s.withdrawn:  # left the study: nobody waits for it, and it does not count
+            groups.setdefault((s.sheet.pass_id, s.sheet.round_id, s.sheet.amendment), []).append(s)
     out = []
     for (pass_id, round_id, amendment), group in groups.items():
         public = {s.sheet for s in group if s.state == "revealed"}
@@ -240,7 +232,7 @@ def gather(study: Study, rater: str | None) -> Progress:
     verdicts, documents = _verdicts(study, rounds, seals)
     blind = _blind(study, plan, head_paths, documents)
     unblinded = {b.pass_id for b in blind if b.state != "not-blinded"}
-    sheets = _sheets(plan, rounds, written, sealed, head_paths, unblinded)
+    sheets = _sheets(plan, rounds, written, sealed, head_paths, unblinded, seals)
     plan_path = study.relpath(study.plan_file)
     reconciling = _reconciling(study, reading, sheets, seals, blind)
     progress = Progress(plan.study, who, study.in_git, head, plan_path in head_paths, tuple(sheets),
