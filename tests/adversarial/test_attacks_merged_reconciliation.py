@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 from tests.adversarial.conftest import Lab, expect
-from tests.adversarial.test_review5_honest import cells, own_rows, report, revealed, validate
+from tests.adversarial.test_honest_reconciliation import cells, own_rows, report, revealed, validate
 
 pytestmark = pytest.mark.slow
 
