@@ -74,6 +74,20 @@ def pull(study: Study, carry: tuple[Carried, ...] = ()) -> Upstream:
     return up
 
 
+T = TypeVar("T")
+
+
+def pulled(study: Study, push: bool, resolve: Callable[[], T]) -> tuple[T, Upstream | None]:
+    """What `resolve` names (the sheet a command acts on), resolved before the pull, so that usage
+    errors come before anything is fetched, and again after it, from the plan and history the
+    pull brought; without `push`, resolved once and nothing pulled."""
+    found = resolve()
+    if not push:
+        return found, None
+    up = pull(study)
+    return resolve(), up
+
+
 def _pull(root: Path, carry: tuple[Carried, ...]) -> Upstream:
     found = gitio.upstream(root)
     if found is None:

@@ -35,11 +35,7 @@ def command(study: Study, rater: str | None, pass_id: str | None, round_id: str 
     if not study.in_git:
         raise CannotVerify(f"{study.root} is not a git repository: revealing needs commits")
     rel = study.relpath(file) if file else None
-    tgt = target(study.plan, rater, pass_id, round_id, rel, amendment)  # usage errors before the pull
-    up = None
-    if push:
-        up = _push.pull(study)
-        tgt = target(study.plan, rater, pass_id, round_id, rel, amendment)
+    tgt, up = _push.pulled(study, push, lambda: target(study.plan, rater, pass_id, round_id, rel, amendment))
     result = reveal(study.root, study.plan, tgt, force=force, restore=restore,
                     args=reveal_args(study, tgt.sheet))
     if result.restored_from is not None:

@@ -69,11 +69,7 @@ def command(study: Study, rater: str | None, pass_id: str | None, round_id: str 
     plan_path = study.relpath(study.plan_file)
     refuse_uncommitted_plan(study.root, plan_path)
     rel = study.relpath(file) if file else None
-    tgt = target(study.plan, rater, pass_id, round_id, rel, amendment)  # usage errors before the pull
-    up = None
-    if push:
-        up = _push.pull(study)
-        tgt = target(study.plan, rater, pass_id, round_id, rel, amendment)
+    tgt, up = _push.pulled(study, push, lambda: target(study.plan, rater, pass_id, round_id, rel, amendment))
     _refuse_after_key(study, tgt.sheet)
     result = seal(study.root, study.plan, tgt, commit=not no_commit, plan_path=plan_path)
     if result.commit:
