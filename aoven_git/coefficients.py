@@ -44,7 +44,7 @@ from aoven_git.agreement import KappaGate, disagreement
 from aoven_git.numfmt import brief, brief_near, brief_percent
 
 #: The κ paradox: κ below the plan's threshold (or undefined) while the weighted percent
-#: agreement is at least this (SPEC §6, docs/statistics.md "When κ misleads").
+#: agreement is at least this (docs/statistics.md, "When κ misleads").
 PARADOX_AGREEMENT = Fraction(9, 10)
 CONFIDENCE = 0.95
 _SINGLE = "the scale has a single category, so there is nothing to agree on"

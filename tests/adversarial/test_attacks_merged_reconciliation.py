@@ -11,42 +11,19 @@ it as `unattributed-row` and the report does not count it.
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from tests.adversarial.conftest import Lab, expect
-from tests.adversarial.test_honest_reconciliation import cells, own_rows, report, revealed, validate
+from tests.adversarial.test_honest_reconciliation import (
+    RECONCILIATION,
+    cells,
+    conflicting_branches,
+    report,
+    resolve,
+    validate,
+)
 
 pytestmark = pytest.mark.slow
-
-RECONCILIATION = "study/reconciliation.md"
-
-
-def conflicting_branches(lab: Lab) -> tuple[str, str]:
-    """Both raters' rows on their own branches; main has merged cto's and is merging logician's,
-    with a conflict on `reconciliation.md`. Returns the two branches' versions of the file."""
-    revealed(lab)
-    base = lab.head()
-    lab.branch("r-cto", base)
-    own_rows(lab, "cto", 2)
-    lab.branch("r-log", base)
-    own_rows(lab, "logician", 2)
-    lab.checkout("main")
-    lab.git("merge", "-q", "--no-ff", "--no-edit", "r-cto", author=("Lead", "lead@example.org"))
-    proc = subprocess.run(["git", "merge", "--no-ff", "--no-commit", "r-log"], cwd=lab.path,
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode != 0, proc.stdout  # both added the file: a conflict
-    return lab.git("show", f"r-cto:{RECONCILIATION}"), lab.git("show", f"r-log:{RECONCILIATION}")
-
-
-def resolve(lab: Lab, cto: str, logician_rows: list[str]) -> subprocess.CompletedProcess[str]:
-    """The lead keeps cto's file and appends logician's rows, then concludes the merge with a plain
-    `git commit` (the installed hook runs)."""
-    (lab.path / RECONCILIATION).write_text(cto.rstrip("\n") + "\n" + "\n".join(logician_rows) + "\n",
-                                           encoding="utf-8")
-    return lab.git_commit("lead", "Merge r-log", RECONCILIATION)
-
 
 def test_rows_kept_as_their_raters_wrote_them_count_for_the_hook_and_verify_seal(lab: Lab) -> None:
     cto, log = conflicting_branches(lab)

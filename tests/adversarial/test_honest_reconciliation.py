@@ -178,10 +178,12 @@ def test_git_mv_to_an_accepted_alias_then_write_again(lab: Lab) -> None:
     assert set(cells(report(lab), "unblinded").values()) == {"unanimous"}
 
 
-def test_a_merge_conflict_between_two_raters_rows_concluded_by_commit(lab: Lab) -> None:
-    """cto and logician each start the file on their own branch (both run `--write` on the same
-    base); the lead merges both, resolves the conflict by keeping both raters' rows and commits
-    through the hook."""
+RECONCILIATION = "study/reconciliation.md"
+
+
+def conflicting_branches(lab: Lab) -> tuple[str, str]:
+    """Both raters' rows on their own branches; main has merged cto's and is merging logician's,
+    with a conflict on `reconciliation.md`. Returns the two branches' versions of the file."""
     revealed(lab)
     base = lab.head()
     lab.branch("r-cto", base)
@@ -192,13 +194,24 @@ def test_a_merge_conflict_between_two_raters_rows_concluded_by_commit(lab: Lab) 
     lab.git("merge", "-q", "--no-ff", "--no-edit", "r-cto", author=("Lead", "lead@example.org"))
     proc = subprocess.run(["git", "merge", "--no-ff", "--no-commit", "r-log"], cwd=lab.path,
                           capture_output=True, text=True, check=False)
-    assert proc.returncode != 0  # both added the file: a conflict
-    cto = lab.git("show", "r-cto:study/reconciliation.md")
-    log = lab.git("show", "r-log:study/reconciliation.md")
-    log_rows = [ln for ln in log.splitlines() if "| logician |" in ln]
-    (lab.path / "study/reconciliation.md").write_text(cto.rstrip("\n") + "\n" + "\n".join(log_rows) + "\n",
-                                                      encoding="utf-8")
-    done = lab.git_commit("lead", "Merge r-log", "study/reconciliation.md")
+    assert proc.returncode != 0, proc.stdout  # both added the file: a conflict
+    return lab.git("show", f"r-cto:{RECONCILIATION}"), lab.git("show", f"r-log:{RECONCILIATION}")
+
+
+def resolve(lab: Lab, cto: str, logician_rows: list[str]) -> subprocess.CompletedProcess[str]:
+    """The lead keeps cto's file and appends logician's rows, then concludes the merge with a plain
+    `git commit` (the installed hook runs)."""
+    (lab.path / RECONCILIATION).write_text(cto.rstrip("\n") + "\n" + "\n".join(logician_rows) + "\n",
+                                           encoding="utf-8")
+    return lab.git_commit("lead", "Merge r-log", RECONCILIATION)
+
+
+def test_a_merge_conflict_between_two_raters_rows_concluded_by_commit(lab: Lab) -> None:
+    """cto and logician each start the file on their own branch (both run `--write` on the same
+    base); the lead merges both, resolves the conflict by keeping both raters' rows and commits
+    through the hook."""
+    cto, log = conflicting_branches(lab)
+    done = resolve(lab, cto, [ln for ln in log.splitlines() if "| logician |" in ln])
     assert done.returncode == 0, done.stderr
     assert validate(lab) == (0, [])
     expect(lab, [])
