@@ -33,9 +33,11 @@ def state(s: Study, home: Path) -> tuple[str, str, str, bytes, list[Path]]:
             sorted(home.rglob("*.md")))
 
 
+@pytest.mark.parametrize("push", [(), ("--push",)], ids=["", "push"])
 @pytest.mark.parametrize("staged", [False, True], ids=["work-tree", "staged"])
-def test_seal_refuses_an_uncommitted_plan_change(scored: Study, staged: bool, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_seal_refuses_an_uncommitted_plan_change(scored: Study, staged: bool, push: tuple[str, ...],
+                                                  tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --push the plan is judged before the pull (which would refuse less precisely)."""
     s = scored
     home = tmp_path / "home"
     monkeypatch.setenv("AOVEN_GIT_HOME", str(home))
@@ -44,7 +46,7 @@ def test_seal_refuses_an_uncommitted_plan_change(scored: Study, staged: bool, tm
     if staged:
         s.git("add", "aoven.yaml")
     before = state(s, home)
-    res = seal_as_cto(s, monkeypatch)
+    res = seal_as_cto(s, monkeypatch, *push)
     assert res.code == 2
     assert "aoven.yaml: the plan differs from the one committed in HEAD" in res.err
     assert "git commit -- aoven.yaml" in res.err and "git checkout HEAD -- aoven.yaml" in res.err

@@ -67,7 +67,8 @@ def command(study: Study, rater: str | None, pass_id: str | None, round_id: str 
     if push and no_commit:
         raise UsageError("--push commits and pushes the seal; --no-commit only stages it: choose one")
     plan_path = study.relpath(study.plan_file)
-    refuse_uncommitted_plan(study.root, plan_path)
+    if push:  # before the pull, which would otherwise refuse with a less precise message
+        refuse_uncommitted_plan(study.root, plan_path)
     rel = study.relpath(file) if file else None
     tgt, up = _push.pulled(study, push, lambda: target(study.plan, rater, pass_id, round_id, rel, amendment))
     _refuse_after_key(study, tgt.sheet)
