@@ -1,8 +1,8 @@
 """The import contract of docs/design.md ("Data flows one way"), enforced with import-linter:
 the core (every module directly under `aoven_git/`) imports no command, renderer or server;
-renderers import no command or server; the pure rules, statistics and verdict modules import no
-git and no gatherer. The contract is written here, from the modules that exist now, so a new
-module is covered the day it is added."""
+renderers import no command or server; the scoring server imports no command; the pure rules,
+statistics and verdict modules import no git and no gatherer. The contract is written here, from
+the modules that exist now, so a new module is covered the day it is added."""
 
 from __future__ import annotations
 
@@ -38,6 +38,9 @@ def contract() -> str:
         "[importlinter:contract:render]\nname = renderers import no command or server\n"
         "type = forbidden\nsource_modules =\n    aoven_git.render\n"
         f"forbidden_modules ={_lines(UPPER[:1] + UPPER[2:])}\n\n"
+        "[importlinter:contract:scoring]\nname = the scoring server imports no command\n"
+        "type = forbidden\nsource_modules =\n    aoven_git.scoring\n"
+        "forbidden_modules =\n    aoven_git.commands\n    aoven_git.cli\n\n"
         "[importlinter:contract:pure]\nname = rules, statistics and verdict are pure: no git, no gatherer\n"
         f"type = forbidden\nsource_modules ={_lines(pure)}\nforbidden_modules ={_lines(GATHERERS)}\n"
     )

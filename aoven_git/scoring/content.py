@@ -108,12 +108,12 @@ def build_items(plan: Plan, sheet: SheetId, root: Path, blind_items: list[str] |
 
 def load_page(plan: Plan, sheet: SheetId, root: Path, blind_items: list[str] | None) -> ScorePage:
     """The page of `sheet` (its scope as `sheet` computes it: the pass's, or the amendment's)."""
-    from aoven_git.commands.sheet import _scope
     from aoven_git.naming import score_path
+    from aoven_git.sheet_writer import sheet_scope
 
     p = plan.pass_(sheet.pass_id)
     assert p is not None
-    conditions, dims = _scope(plan, sheet)
+    conditions, dims = sheet_scope(plan, sheet)
     items = build_items(plan, sheet, root, blind_items, conditions)
     hidden = p.stripped or blind_items is not None
     return ScorePage(plan, sheet, root, score_path(plan, sheet), items, dims,
@@ -220,7 +220,7 @@ def entries_of(page: ScorePage, body: object) -> dict[str, tuple[str, str]]:
 def write_sheet(page: ScorePage, entries: Mapping[str, tuple[str, str]]) -> None:
     """Write the sheet through `sheet`'s writer (long layout), atomically: a temporary file in the
     same folder, then `os.replace`, so a reader never sees half a sheet."""
-    from aoven_git.commands.sheet import render_sheet
+    from aoven_git.sheet_writer import render_sheet
 
     items = list(page.blind_items) if page.blind_items is not None else None
     text = render_sheet(page.plan, page.sheet, "long", items, entries)
