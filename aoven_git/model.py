@@ -19,8 +19,14 @@ Severity = Literal["error", "warning"]
 
 @dataclass(frozen=True)
 class Scale:
+    """The scores a cell may take. Ordinal (`min`..`max`, lower is better) or nominal: with
+    `labels`, a cell holds one of the labels, and the model stores its position in the list
+    (min = 0, max = len(labels) − 1), so agreement tables need no second code path; nominal scales
+    take unweighted κ and nominal α and no means (docs/designs.md, "Labelled scales")."""
+
     min: int
     max: int
+    labels: tuple[str, ...] = ()
 
     def __contains__(self, value: object) -> bool:
         return isinstance(value, int) and not isinstance(value, bool) and self.min <= value <= self.max
@@ -28,6 +34,21 @@ class Scale:
     @property
     def values(self) -> tuple[int, ...]:
         return tuple(range(self.min, self.max + 1))
+
+    @property
+    def nominal(self) -> bool:
+        return bool(self.labels)
+
+    def label(self, value: int) -> str:
+        """How a stored score is written: its label on a nominal scale, else the number."""
+        return self.labels[value] if self.labels else str(value)
+
+    def value_of(self, label: str) -> int | None:
+        """The stored score of a label (exact, then case-insensitive), None when not a label."""
+        if label in self.labels:
+            return self.labels.index(label)
+        folded = [x.casefold() for x in self.labels]
+        return folded.index(label.casefold()) if label.casefold() in folded else None
 
 
 @dataclass(frozen=True)
@@ -87,6 +108,9 @@ class Pass:
     stripped: bool = False
     primary: bool = False
     blind: bool = False
+    #: passes each rater must have sealed before their first commit of this pass's sheet
+    #: (code `pass-order`, docs/designs.md, "Pass order")
+    after: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,6 +130,8 @@ class PassRules:
     dims_fraction: Fraction = Fraction(5, 8)
     load_tolerance: Fraction = Fraction(1, 2)
     regression_tolerance: Fraction = Fraction(1, 2)
+    #: the treatment the seed's single verdict compares with the baseline; None = the only one
+    treatment: str | None = None
 
 
 @dataclass(frozen=True)
@@ -180,6 +206,69 @@ class Withdrawal:
     category: str
 
 
+BoundKind = Literal["within", "at_most", "below", "at_least", "above"]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The one bound of a criterion, compared exactly: `within: m` is |v| ≤ m."""
+
+    kind: BoundKind
+    value: Fraction
+
+    def holds(self, v: Fraction) -> bool:
+        match self.kind:
+            case "within":
+                return abs(v) <= self.value
+            case "at_most":
+                return v <= self.value
+            case "below":
+                return v < self.value
+            case "at_least":
+                return v >= self.value
+            case _:
+                return v > self.value
+
+    def __str__(self) -> str:
+        words = {"within": "|v| ≤", "at_most": "≤", "below": "<", "at_least": "≥", "above": ">"}
+        return f"{words[self.kind]} {self.value}"
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """A pre-registered hypothesis evaluated on consensus cells (docs/designs.md, "Criteria").
+
+    `delta`: v = mean(of[0]) − mean(of[1]) (or mean(of[0]) alone) per dimension (`per:
+    dimension`) or of the per-response sum over `dimensions` (`per: sum`); `rate`: v = share of
+    responses labelled `label` in of[0] minus that in of[1] (or the share alone) per question,
+    `require` of them (None = all) satisfying the bound; `seed`: the seed's verdict for
+    `treatment` against the baseline, holding iff PASS (`bound` is None)."""
+
+    id: str
+    kind: Literal["delta", "rate", "seed"]
+    bound: Bound | None = None
+    of: tuple[str, ...] = ()
+    dimensions: tuple[str, ...] = ()
+    per: Literal["dimension", "sum"] = "dimension"
+    questions: tuple[str, ...] = ()  # rate: the questions (resolved: every round question if omitted)
+    label: str | None = None  # rate
+    dimension: str | None = None  # rate: the labelled dimension (resolved when the pass has one)
+    require: int | None = None  # rate: None = every question
+    treatment: str | None = None  # seed
+    pass_id: str | None = None  # the pass whose consensus cells it reads (None: per dimension)
+    gate: bool = True  # False: evaluated even where the agreement gate does not count a dimension
+
+
+@dataclass(frozen=True)
+class DecisionRow:
+    """One row of the decision table: `then` when every criterion in `criteria` holds; the last
+    row is `otherwise` (no criteria)."""
+
+    then: str
+    criteria: tuple[str, ...] = ()
+    otherwise: bool = False
+
+
 @dataclass(frozen=True)
 class Plan:
     """The parsed, semantically checked study plan.
@@ -214,6 +303,10 @@ class Plan:
     amendments: tuple[Amendment, ...] = ()
     leak_patterns: tuple[str, ...] = ()  # regexes a blinded text must not match (docs/plan.md)
     withdrawals: tuple[Withdrawal, ...] = ()
+    #: sampled responses per (question, condition); > 1 needs {replicate} in `responses`
+    replicates: int = 1
+    criteria: tuple[Criterion, ...] = ()
+    decisions: tuple[DecisionRow, ...] = ()
     path: str = "aoven.yaml"
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     lines: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
@@ -224,8 +317,26 @@ class Plan:
         return next(c for c in self.conditions if c.role == "baseline")
 
     @property
+    def treatments(self) -> tuple[Condition, ...]:
+        return tuple(c for c in self.conditions if c.role == "treatment")
+
+    @property
     def treatment(self) -> Condition:
-        return next(c for c in self.conditions if c.role == "treatment")
+        """The treatment of the seed's single verdict: the only one, else `rules.pass.treatment`
+        (docs/designs.md); the first treatment when neither says (check-plan reports that)."""
+        named = self.rules.pass_.treatment
+        return next((c for c in self.treatments if c.id == named), self.treatments[0])
+
+    def condition(self, condition_id: str) -> Condition | None:
+        return next((c for c in self.conditions if c.id == condition_id), None)
+
+    def criterion(self, criterion_id: str) -> Criterion | None:
+        return next((c for c in self.criteria if c.id == criterion_id), None)
+
+    @property
+    def replicate_ids(self) -> tuple[int, ...]:
+        """The replicate numbers a cell key carries: (0,) without replicates, else 1..N."""
+        return (0,) if self.replicates == 1 else tuple(range(1, self.replicates + 1))
 
     @property
     def primary_pass(self) -> Pass:
@@ -285,12 +396,21 @@ class Plan:
                 return ()
             conditions = tuple(c for c in conditions if c in a.conditions)
             dimensions = tuple(d for d in dimensions if d in a.dimensions)
-        return tuple(CellKey(q, c, d) for q in rnd.questions for c in conditions for d in dimensions)
+        return tuple(
+            CellKey(q, c, d, r)
+            for q in rnd.questions
+            for c in conditions
+            for r in self.replicate_ids
+            for d in dimensions
+        )
 
-    def response_path(self, condition: str, question: str, *, stripped: bool = False) -> str:
-        """Path of a response file relative to the study dir (ids lower-cased, docs/plan.md)."""
+    def response_path(
+        self, condition: str, question: str, *, stripped: bool = False, replicate: int = 0
+    ) -> str:
+        """Path of a response file relative to the study dir (ids lower-cased, docs/plan.md;
+        `{replicate}` is 1..N, docs/designs.md)."""
         pattern = self.stripped_responses if stripped else self.responses
-        return pattern.format(condition=condition.lower(), question=question.lower())
+        return pattern.format(condition=condition.lower(), question=question.lower(), replicate=replicate)
 
 
 # --------------------------------------------------------------------------- scores
@@ -298,23 +418,34 @@ class Plan:
 
 @dataclass(frozen=True, order=True)
 class CellKey:
+    """One cell: a question's response under a condition, on a dimension. `replicate` is 0 in a
+    plan without replicates and 1..N with them; the id is then written `L1/TRT#2/V`."""
+
     question: str
     condition: str
     dimension: str
+    replicate: int = 0
 
     def __str__(self) -> str:
-        return f"{self.question}/{self.condition}/{self.dimension}"
+        rep = f"#{self.replicate}" if self.replicate else ""
+        return f"{self.question}/{self.condition}{rep}/{self.dimension}"
 
     @property
-    def item(self) -> tuple[str, str]:
-        return (self.question, self.condition)
+    def item(self) -> tuple[str, str, int]:
+        """What agreement counts as one item: a (question, condition, replicate) response."""
+        return (self.question, self.condition, self.replicate)
 
     @classmethod
     def parse(cls, text: str) -> CellKey | None:
-        parts = text.strip().split("/")
-        if len(parts) != 3 or not all(p.strip() for p in parts):
+        parts = [p.strip() for p in text.strip().split("/")]
+        if len(parts) != 3 or not all(parts):
             return None
-        return cls(*(p.strip() for p in parts))
+        condition, sep, rep = parts[1].partition("#")
+        if not sep:
+            return cls(*parts)
+        if not condition or not rep.isdigit() or int(rep) < 1:
+            return None
+        return cls(parts[0], condition.strip(), parts[2], int(rep))
 
 
 @dataclass(frozen=True)
@@ -492,3 +623,37 @@ class Violation:
             "path": self.path,
         }
         return {**out, "amendment": self.amendment} if self.amendment else out
+
+
+# --------------------------------------------------------------------------- criteria and decisions
+
+CriterionOutcome = Literal["holds", "fails", "undecided", "contested"]
+
+
+@dataclass(frozen=True)
+class CriterionResult:
+    """A criterion evaluated (docs/designs.md). `values` maps each dimension or question id (or
+    "sum" for `per: sum`, "verdict" for `seed`) to its exact value, None where undefined;
+    `satisfied` says which of them meet the bound; `reasons` say why it is undecided or
+    contested; `extremes` holds the outcome with every contested cell at its best and worst for
+    of[0] when the cells are contested."""
+
+    id: str
+    kind: str
+    outcome: CriterionOutcome
+    values: dict[str, Fraction | None] = field(default_factory=dict)
+    satisfied: dict[str, bool] = field(default_factory=dict)
+    reasons: tuple[str, ...] = ()
+    extremes: tuple[CriterionOutcome, CriterionOutcome] | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The decision table read against the criteria: `row` is the 1-based number of the row taken
+    (None when none is), `blocking` the criteria that leave it undecided or contested."""
+
+    status: Literal["decided", "undecided", "contested", "not-ready"]
+    then: str | None = None
+    row: int | None = None
+    blocking: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()

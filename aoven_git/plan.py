@@ -27,7 +27,10 @@ from aoven_git import schemas
 from aoven_git.errors import PlanError
 from aoven_git.model import (
     Amendment,
+    Bound,
     Condition,
+    Criterion,
+    DecisionRow,
     Dimension,
     FailRules,
     KappaRules,
@@ -349,9 +352,12 @@ def _check_patterns(doc: dict[str, Any], out: _Problems) -> None:
         except ValueError as exc:
             out.at([key], f"{key}: bad pattern {pattern!r}: {exc}")
             continue
-        if fields != PLACEHOLDERS:
-            found = sorted(fields)
-            out.at([key], f"{key}: pattern must use exactly {{condition}} and {{question}}, found {found}")
+        want = PLACEHOLDERS | ({"replicate"} if doc.get("replicates", 1) > 1 else set())
+        if fields != want:
+            order = ["condition", "question", "replicate"]
+            names = " and ".join(f"{{{f}}}" for f in sorted(want, key=order.index))
+            extra = " (replicates: above 1 needs {replicate})" if "replicate" in want - fields else ""
+            out.at([key], f"{key}: pattern must use exactly {names}, found {sorted(fields)}{extra}")
         if pattern.startswith("/") or ".." in Path(pattern).parts:
             out.at([key], f"{key}: must be a path inside study_dir")
     if clean_path(doc["responses"]) == clean_path(doc["stripped_responses"]):
@@ -359,6 +365,8 @@ def _check_patterns(doc: dict[str, Any], out: _Problems) -> None:
 
 
 def _check_scale(doc: dict[str, Any], out: _Problems) -> None:
+    if "labels" in doc["scale"]:
+        return  # a nominal scale: the schema bounds its labels
     low, high = doc["scale"]["min"], doc["scale"]["max"]
     if low >= high:
         out.at(["scale"], "scale: min must be lower than max")
@@ -371,10 +379,13 @@ def _check_scale(doc: dict[str, Any], out: _Problems) -> None:
 
 
 def _check_roles(doc: dict[str, Any], out: _Problems) -> None:
-    for role in ("baseline", "treatment"):
-        count = sum(1 for c in doc["conditions"] if c["role"] == role)
-        if count != 1:
-            out.at(["conditions"], f"conditions: need exactly one {role} condition, found {count}")
+    """Exactly one baseline and at least one treatment (`role` defaults to treatment)."""
+    roles = [c.get("role", "treatment") for c in doc["conditions"]]
+    baselines = roles.count("baseline")
+    if baselines != 1:
+        out.at(["conditions"], f"conditions: need exactly one baseline condition, found {baselines}")
+    if not roles.count("treatment"):
+        out.at(["conditions"], "conditions: need at least one treatment condition, found 0")
 
 
 def _check_annotations(doc: dict[str, Any], out: _Problems) -> None:
@@ -407,7 +418,7 @@ def _check_passes(doc: dict[str, Any], out: _Problems) -> None:
 def _check_blind_passes(doc: dict[str, Any], out: _Problems) -> None:
     """A blind pass hides the condition, so it needs both conditions to hide one among, the
     stripped treatment text (markers would give B away), and may not decide the verdict alone."""
-    roles = {c["role"]: c["id"] for c in doc["conditions"]}
+    roles = {c.get("role", "treatment"): c["id"] for c in doc["conditions"]}
     both = [roles[r] for r in ("baseline", "treatment") if r in roles]
     for i, p in enumerate(doc["passes"]):
         if not p.get("blind"):
@@ -551,6 +562,7 @@ def _rules(doc: dict[str, Any], out: _Problems) -> Rules:
                 to_fraction(pass_["dims_fraction"]),
                 to_fraction(pass_["load_tolerance"]),
                 to_fraction(pass_["regression_tolerance"]),
+                pass_.get("treatment"),
             ),
             fail=FailRules(to_fraction(fail["improvement"])),
             require_annotations=r["require_annotations"],
@@ -599,7 +611,47 @@ def _pass(p: dict[str, Any]) -> Pass:
         p.get("stripped", False),
         p.get("primary", False),
         p.get("blind", False),
+        tuple(p.get("after", ())),
     )
+
+
+def _scale(doc: dict[str, Any]) -> Scale:
+    """An ordinal scale as written, or a nominal one stored as label positions (model.Scale)."""
+    spec = doc["scale"]
+    if "labels" in spec:
+        return Scale(0, len(spec["labels"]) - 1, tuple(spec["labels"]))
+    return Scale(spec["min"], spec["max"])
+
+
+BOUND_KINDS = ("within", "at_most", "below", "at_least", "above")
+
+
+def _criterion(c: dict[str, Any], doc: dict[str, Any]) -> Criterion:
+    """A criterion as the model holds it; its checks (one bound, known ids) ran before."""
+    bound_key = next((k for k in BOUND_KINDS if k in c), None)
+    bound = Bound(bound_key, to_fraction(c[bound_key])) if bound_key else None  # type: ignore[arg-type]
+    require = c.get("require", "all")
+    return Criterion(
+        id=c["id"],
+        kind=c["kind"],
+        bound=bound,
+        of=tuple(c.get("of", ())),
+        dimensions=tuple(c.get("dimensions", ())),
+        per=c.get("per", "dimension"),
+        questions=tuple(c.get("questions", ())),
+        label=c.get("label"),
+        dimension=c.get("dimension"),
+        require=None if require == "all" else int(require),
+        treatment=c.get("treatment"),
+        pass_id=c.get("pass"),
+        gate=c.get("gate", True),
+    )
+
+
+def _decision_row(row: dict[str, Any]) -> DecisionRow:
+    if "otherwise" in row:
+        return DecisionRow(row["otherwise"], (), otherwise=True)
+    return DecisionRow(row["then"], tuple(row["if"]))
 
 
 def _amendment(a: dict[str, Any], doc: dict[str, Any]) -> Amendment:
@@ -623,8 +675,10 @@ def _build(
         study_dir=clean_path(doc["study_dir"]),
         responses=clean_path(doc["responses"]),
         stripped_responses=clean_path(doc["stripped_responses"]),
-        scale=Scale(doc["scale"]["min"], doc["scale"]["max"]),
-        conditions=tuple(Condition(c["id"], c.get("name", c["id"]), c["role"]) for c in doc["conditions"]),
+        scale=_scale(doc),
+        conditions=tuple(
+            Condition(c["id"], c.get("name", c["id"]), c.get("role", "treatment")) for c in doc["conditions"]
+        ),
         transitions=tuple(Transition(t["id"], t["name"]) for t in doc.get("transitions", [])),
         dimensions=tuple(
             Dimension(d["id"], d["name"], d["kind"], tuple(d.get("transitions", [])), bool(d.get("annotate")))
@@ -651,6 +705,9 @@ def _build(
         leak_patterns=tuple((doc.get("blind") or {}).get("leak_patterns") or []),
         withdrawals=tuple(Withdrawal(w["rater"], w["reason"], w["category"])
                           for w in doc.get("withdrawals") or []),
+        replicates=doc.get("replicates", 1),
+        criteria=tuple(_criterion(c, doc) for c in doc.get("criteria") or []),
+        decisions=tuple(_decision_row(r) for r in doc.get("decisions") or []),
         path=display,
         raw=raw,
         lines=lines,

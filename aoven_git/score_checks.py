@@ -221,14 +221,14 @@ def _outside(plan: Plan, ident: Identity, raw: Raw, ids: PlanIds) -> tuple[str, 
 def _missing(plan: Plan, ident: Identity, parsed: Parsed, expected: tuple[Any, ...], found: Findings) -> None:
     """One `missing-cell` per item, listing its dimensions with no score (an invalid score is
     reported once, as itself, not as missing too)."""
-    missing: dict[tuple[str, str], list[str]] = {}
+    missing: dict[tuple[str, str, int], list[str]] = {}
     for key in expected:
         if (key.question, key.condition, key.dimension) not in parsed.by_key:
             missing.setdefault(key.item, []).append(key.dimension)
     p = plan.pass_(ident.sheet.pass_id)
     default_line = parsed.first_table or 1
     whole = p is not None and not ident.sheet.amendment  # an amendment's files list what they lack
-    for (q, c), dims in missing.items():
+    for (q, c, _replicate), dims in missing.items():
         what = "any dimension" if whole and len(dims) == len(p.dimensions) else ", ".join(dims)  # type: ignore[union-attr]
         found.error(
             parsed.item_lines.get((q, c), default_line), "missing-cell", f"{q}/{c}: no score for {what}"
