@@ -7,6 +7,8 @@ stay clean. Real repositories, real git, the real CLI and hook."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from aoven_git.model import SheetId
@@ -91,6 +93,23 @@ def test_layer2_on_a_branch_cut_before_the_layer1_seal_merged_after_it(layers: L
     v = at(data, "pass-order", "cto")
     assert v["commit"] == early and names(v, sealed) and "another line of history" in v["message"]
     assert v["path"] == "study/seals/scores_cto_layer2.sha256"
+
+
+def test_the_report_is_not_ready_naming_the_pass_order(layers: Layers) -> None:
+    start = layers.start(LAYERS)
+    layers.branch("cto-layer2", start)
+    layers.digest("cto", "layer2")
+    layers.checkout("main")
+    for r in RATERS:
+        layers.digest(r, "layer1")
+    layers.digest("logician", "layer2")
+    layers.land("cto-layer2")
+    layers.reveal_all("layer1", "layer2")
+    res = layers.cli("lead", "report", "--format", "json", "--bootstrap", "0")
+    assert res.code == 0 and "Traceback" not in res.output, res.output
+    doc = json.loads(res.out)
+    assert doc["verdict"] == "NOT-READY"
+    assert [r for r in doc["not_ready"] if r.startswith("seal violation pass-order by cto: ")] != []
 
 
 def test_layer2_rebased_onto_the_layer1_seal_is_clean(layers: Layers) -> None:
