@@ -68,24 +68,23 @@ def _seal_name(led: Ledger, rec: SheetRecord, node: int) -> str:
     return led.hist.first_added(node, sorted({*rec.seal_paths, *rec.score_paths}))
 
 
-def _why(led: Ledger, earlier: SheetId, rec: SheetRecord | None, node: int) -> str:
-    """Why the seal of `earlier` does not precede `node`: absent, later, beside it, or the same commit."""
-    what = f"{earlier.rater}'s seal of {earlier.pass_id}/{earlier.round_id}"
+def _why(led: Ledger, rec: SheetRecord | None, node: int) -> str:
+    """Why the seal `rec` does not precede `node`: absent, later, beside it, or the same commit."""
     if rec is None:
-        return f"there is no {what} at all"
+        return "they have not sealed it at all"
     if node in rec.points:
-        return f"{what} is in that very commit, which proves nothing about which came first"
+        return "the seal is in that very commit, which proves nothing about which came first"
+    seal = f"the seal ({_seal_name(led, rec, rec.primary)})"
     if any(led.before(node, q) for q in rec.points):
-        return f"{what} ({_seal_name(led, rec, rec.primary)}) was committed after it"
-    return (f"{what} ({_seal_name(led, rec, rec.primary)}) is on another line of history, not an "
-            "ancestor of it")
+        return f"{seal} was committed after it"
+    return f"{seal} is on another line of history, not an ancestor of it"
 
 
 def _message(led: Ledger, sid: SheetId, earlier: SheetId, node: int, path: str) -> str:
     scope = f" of amendment {sid.amendment}" if sid.amendment else ""
     return (f"{sid.rater}'s first commit of their {sid.pass_id}/{sid.round_id} sheet{scope} ({path}, "
-            f"{led.short(node)}) does not come after their seal of {earlier.pass_id}: "
-            f"{_why(led, earlier, led.sheets.get(earlier), node)}. The plan orders {sid.pass_id} after "
+            f"{led.short(node)}) is not preceded by their seal of {earlier.pass_id}/{earlier.round_id}: "
+            f"{_why(led, led.sheets.get(earlier), node)}. The plan orders {sid.pass_id} after "
             f"{earlier.pass_id} (`after: [{earlier.pass_id}]`): seal {earlier.pass_id} first, then commit "
             f"or seal {sid.pass_id}")
 

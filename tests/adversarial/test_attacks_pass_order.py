@@ -313,7 +313,7 @@ def test_the_hook_refuses_a_hand_made_layer2_seal_under_an_alias(layers: Layers)
     head = layers.head()
     proc = layers.git_commit("cto", "layer 2 seal first", "study")
     refused(proc, "pass-order")
-    assert "no cto's seal of layer1/main at all" in proc.stderr
+    assert "they have not sealed it at all" in proc.stderr
     assert layers.head() == head
 
 
