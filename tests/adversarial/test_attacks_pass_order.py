@@ -162,6 +162,16 @@ def test_layer2_of_another_round_before_that_rounds_layer1_seal(layers: Layers) 
     assert v["commit"] == early and "layer1/retest" in v["message"]
 
 
+def test_dropping_after_from_the_plan_later_clears_nothing(layers: Layers) -> None:
+    """The history is judged by the plan of the first seal: its `after` stands."""
+    layers.start(LAYERS)
+    early = layers.digest("cto", "layer2")
+    layers.digest("cto", "layer1")
+    layers.file("lead", "aoven.yaml", UNORDERED, "drop the pass order")
+    data = expect(layers, [("pass-order", "cto"), ("plan-changed-after-seal", None)])
+    assert pass_order_of(data) == [("cto", early)]
+
+
 @pytest.mark.parametrize("layer1_kind", ["digest", "content"])
 @pytest.mark.parametrize("layer2_kind", ["digest", "content"])
 def test_layer2_before_layer1_whatever_kind_of_seal(layers: Layers, layer1_kind: str,
