@@ -231,6 +231,37 @@ def test_a_pass_complete_at_the_withdrawal_keeps_its_pass_order(layers: Layers) 
     assert pass_order_of(expect(layers, [("pass-order", "cto")])) == [("cto", early)]
 
 
+WIDE = plan(passes=[LAYER1.replace("[D1]", "[D1, D2]"), LAYER2.replace("[D2]", "[D1, D2]")], rounds=ROUNDS)
+AMENDED = WIDE + ("amendments:\n  - {id: d2, title: D2 ruling, rationale: why, dimensions: [D2], "
+                  "conditions: [B], passes: [layer1, layer2]}\n")
+
+
+def amendment_seal(layers: Layers, rater: str, pass_id: str) -> str:
+    """A digest seal of an amendment's re-scores, by hand."""
+    name = layers.stem_of(rater, pass_id)
+    data = format_seal(sha256(f"{rater}-{pass_id}-d2".encode()), f"{name}.md",
+                       SheetId(rater, pass_id, "main", "d2"))
+    return layers.file(rater, f"study/amendments/d2/seals/{name}.sha256", data, f"re-seal {rater} {pass_id}")
+
+
+def test_layer2_rescores_before_layer1_rescores_in_an_amendment(layers: Layers) -> None:
+    """Within an amendment that re-scores both layers the order holds too, and the violation is
+    the amendment's: it blocks that amendment, not the study."""
+    layers.start(WIDE)
+    for p in ("layer1", "layer2"):
+        for r in RATERS:
+            layers.digest(r, p)
+    layers.reveal_all("layer1", "layer2")
+    layers.file("lead", "aoven.yaml", AMENDED, "declare amendment d2")
+    early = amendment_seal(layers, "cto", "layer2")
+    amendment_seal(layers, "cto", "layer1")
+    for p in ("layer1", "layer2"):
+        amendment_seal(layers, "logician", p)
+    data = expect(layers, [("pass-order", "cto")])
+    v = at(data, "pass-order", "cto")
+    assert v["commit"] == early and v["amendment"] == "d2" and "sheet of amendment d2" in v["message"]
+
+
 # --------------------------------------------------------------------------- honest shapes
 
 
