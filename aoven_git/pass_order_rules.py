@@ -1,5 +1,7 @@
-"""The sealing rule about pass order (docs/sealing.md, "Pass order"). Pure: no git, no I/O.
-`seal_rules.RULES` lists it with the other rules; `sealing.seal` refuses by the same reading.
+"""The sealing rule about pass order (docs/sealing.md, "Pass order"). Pure: no git, no I/O (in the
+hook's staged history, naming a seal in HEAD's history asks `History.first_added`, as the other
+rules' messages do). `seal_rules.RULES` lists it with the other rules; `sealing.seal` refuses by the
+same reading (`unsealed_earlier`).
 
 A plan may order a rater's own passes: `passes: [{id: layer2, …, after: [layer1]}]` says that each
 rater fixes their layer-1 scores before they score layer 2 (what layer 2 shows must not move
@@ -32,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from aoven_git import ledger as ledger_mod
+from aoven_git import naming
 from aoven_git.ledger import Found, Ledger, SheetRecord
 from aoven_git.model import Plan, SheetId
 from aoven_git.withdrawal_rules import withdrawals
@@ -117,8 +120,6 @@ def unsealed_earlier(plan: Plan, sheet: SheetId, head_paths: set[str]) -> list[S
     """For `seal`: the sheets of `earlier_sheets` with neither a seal file nor a score file, under
     any accepted name, in HEAD (a file in HEAD's tree was added by an ancestor of the seal commit
     about to be made, so that seal is a proper ancestor of it)."""
-    from aoven_git import naming
-
     wanted = earlier_sheets(plan, sheet)
     if not wanted:
         return []
