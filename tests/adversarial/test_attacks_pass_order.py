@@ -366,3 +366,17 @@ def test_the_hook_lets_a_layer2_seal_through_once_layer1_is_sealed(layers: Layer
     layers.write("study/seals/scores_cto_layer2.sha256", data)
     proc = layers.git_commit("cto", "layer 2 seal", "study")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_hook_refuses_both_layer_seals_in_one_commit(layers: Layers) -> None:
+    layers.start(LAYERS)
+    layers.install_hook()
+    for p in ("layer1", "layer2"):
+        name = layers.stem_of("cto", p)
+        layers.write(f"study/seals/{name}.sha256",
+                     format_seal(sha256(p.encode()), f"{name}.md", SheetId("cto", p, "main")))
+    head = layers.head()
+    proc = layers.git_commit("cto", "both layers at once", "study")
+    refused(proc, "pass-order")
+    assert "the seal is in that very commit" in proc.stderr
+    assert layers.head() == head
