@@ -330,3 +330,45 @@ def test_user_text_in_criteria_and_decision_is_escaped() -> None:
     assert "**Decision:** adopt \\<script\\>alert(1)\\</script\\> — row 2 of 3" in text
     for table in md_tables(text):
         assert {len(r) for r in table} == {len(table[0])}
+
+
+# --- values that are not there --------------------------------------------------------------------
+
+
+def test_an_undefined_value_is_said_not_drawn() -> None:
+    """B1-same with D4 undefined (a mean over no cell): the tables say "undefined", the chart
+    draws the five other bars and writes "undefined" in D4's row."""
+    doc = design_document()
+    same = by_id(doc, "B1-same")
+    same["values"]["D4"] = same["values_exact"]["D4"] = None
+    del same["satisfied"]["D4"]
+    same.update(outcome="undecided", reasons=["the mean of B1 on D4 is undefined"])
+    text = render_markdown(doc)
+    assert "D3 +0.33 (1/3); D4 undefined; D5" in _by_first(table_with(text, "criterion"))["B1-same"][3]
+    values = _by_first(table_with(text, "dimension", "satisfies |v| ≤ 0.5"))
+    assert values["D4"] == ["D4", "undefined", "", "—"]
+    chart = by_html_id(parse(render_html(doc)), "chart-criterion-1")
+    assert len(chart.find_all("rect", "criterion-bar")) == 5
+    undefined = [t.all_text() for t in chart.find_all("text", "criterion-undefined")]
+    assert len(undefined) == 1 and undefined[0].startswith("undefined")
+    statuses = [t.all_text() for t in chart.find_all("text", "criterion-status")]
+    assert statuses == ["✓ meets"] * 3 + ["undefined"] + ["✓ meets"] * 2
+
+
+def test_a_design_whose_every_value_is_undefined_has_no_chart() -> None:
+    doc = design_document()
+    lighter = by_id(doc, "B1-lighter")
+    lighter.update(values={"sum": None}, values_exact={"sum": None}, satisfied={}, outcome="undecided")
+    tree = parse(render_html(doc))
+    assert "No chart: no value is defined." in by_html_id(tree, "criterion-2").all_text()
+    assert not by_html_id(tree, "criterion-2").find_all("svg")
+
+
+def test_a_sparse_design_document_still_renders() -> None:
+    """No criterion and no decision key (a document cut short): both formats render, saying
+    nothing that is not there, never None."""
+    doc = design_document(criteria=[])
+    del doc["decision"]
+    for text in (render_markdown(doc), parse(render_html(doc)).root.all_text()):
+        assert "0 of 0 met" in text
+        assert not re.search(r"\b(None|nan|NaN|null)\b", text)
