@@ -372,3 +372,15 @@ def test_a_sparse_design_document_still_renders() -> None:
     for text in (render_markdown(doc), parse(render_html(doc)).root.all_text()):
         assert "0 of 0 met" in text
         assert not re.search(r"\b(None|nan|NaN|null)\b", text)
+
+
+def test_amendment_chart_marks_moved_cells_written_with_a_replicate() -> None:
+    """With replicates a cell is written `Q2/B#2/D8`: its condition is still B, so the amendment's
+    chart marks D8 of B as moved (it used to compare `B#2` with `B` and mark nothing)."""
+    report = _MD.amended_report()
+    entry = report["amendments"][0]
+    for change in entry["consensus_changes"]:
+        change["cell"] = change["cell"].replace("/B/", "/B#2/")
+    svg = by_html_id(parse(render_html(report)), "chart-amendment-1")
+    [mark] = svg.find_all("path", "moved-mark")
+    assert mark.all_text() == "D8 B: 3 cells moved (Q2/B#2/D8, Q3/B#2/D8, Q9/B#2/D8)"

@@ -390,7 +390,8 @@ def _amended_bars(plot: _Plot, row: Mapping[str, Any], x: float, bw: float, a: s
     (solid), a mark over a solid bar whose condition has cells that moved."""
     out = []
     for j, (cond, color) in enumerate(((a, COLOR_A), (b, COLOR_B))):
-        moved = [c for c in row["moved"] if c.split("/")[1:2] == [cond]]
+        # the condition of `Q2/B/D8`, or of `L1/TRT#2/V` with a replicate
+        moved = [c for c in row["moved"] if [p.partition("#")[0] for p in c.split("/")[1:2]] == [cond]]
         for k, (key, label) in enumerate((("pre", "pre-registered"), ("new", "exploratory"))):
             v = _num(row[key][cond])
             x0 = x + (2 * j + k) * bw + j * 6
