@@ -384,3 +384,21 @@ def test_amendment_chart_marks_moved_cells_written_with_a_replicate() -> None:
     svg = by_html_id(parse(render_html(report)), "chart-amendment-1")
     [mark] = svg.find_all("path", "moved-mark")
     assert mark.all_text() == "D8 B: 3 cells moved (Q2/B#2/D8, Q3/B#2/D8, Q9/B#2/D8)"
+
+
+def test_many_values_are_cut_in_the_criteria_table_and_all_listed_below() -> None:
+    """A rate criterion over twelve probes: the criteria table writes eight values and says how
+    many more there are; the criterion's own table and chart have all twelve."""
+    moved = {f"P{i}": Fraction(i - 4, 12) for i in range(1, 13)}
+    doc = probe_document()
+    doc["criteria"][0].update(values={k: float(v) for k, v in moved.items()},
+                              values_exact={k: str(v) for k, v in moved.items()},
+                              satisfied={k: v > 0 for k, v in moved.items()})
+    text = render_markdown(doc)
+    cell = _by_first(table_with(text, "criterion"))["L-moved"][3]
+    assert cell.startswith("P1 -0.25 (-1/4); P2 -0.17 (-1/6);")
+    assert cell.endswith("; and 4 more (listed below)")
+    assert "P8 +0.33 (1/3)" in cell and "P9" not in cell
+    assert len(table_with(text, "question", "satisfies v > 0")) == 13
+    chart = by_html_id(parse(render_html(doc)), "chart-criterion-1")
+    assert len(chart.find_all("rect", "criterion-bar")) == 12  # P4 is 0: a bar one unit wide

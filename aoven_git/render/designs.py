@@ -33,6 +33,8 @@ ROW_OUTCOMES = {
 }
 #: how each bound reads, v being the criterion's value (model.Bound says the same)
 BOUND_WORDS = {"within": "|v| ≤", "at_most": "v ≤", "below": "v <", "at_least": "v ≥", "above": "v >"}
+#: values written out in the criteria table (a probe study may have dozens; all are listed below it)
+MAX_VALUES = 8
 #: what a value key is, per kind
 KEY_NAMES = {"delta": "dimension", "rate": "question", "seed": "criterion"}
 
@@ -145,7 +147,9 @@ def _values_cell(report: Mapping[str, Any], criterion: Mapping[str, Any]) -> Cel
     shown = values(criterion)
     if not_ready(report) and all(v is None for _, v, _, _ in shown):
         return Cell(WITHHELD, tone="muted")
-    text = "; ".join(f"{k} {value_text(v, x, signed=signed(criterion))}" for k, v, x, _ in shown)
+    text = "; ".join(f"{k} {value_text(v, x, signed=signed(criterion))}" for k, v, x, _ in shown[:MAX_VALUES])
+    if len(shown) > MAX_VALUES:  # the table stays readable; every value is in the criterion's own table
+        text += f"; and {len(shown) - MAX_VALUES} more (listed below)"
     return Cell(text or DASH)
 
 
@@ -306,7 +310,7 @@ def criteria_sentence(report: Mapping[str, Any]) -> str | None:
     if not is_design(report):
         return None
     if not_ready(report):
-        return f"the {len(found)} criteria are withheld until the verdict is ready."
+        return f"the {len(found) or ''} criteria are withheld until the verdict is ready.".replace("  ", " ")
     groups: dict[str, list[str]] = {}
     for c in found:
         groups.setdefault(str(c.get("outcome")), []).append(str(c.get("id")))
