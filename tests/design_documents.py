@@ -110,8 +110,16 @@ def design_document(**overrides: Any) -> dict[str, Any]:
         decision={"status": "decided", "then": "adopt P1+P2", "row": 2, "blocking": [], "reasons": [],
                   "rows": rows("fails", "taken", "not-reached")},
     )
+    for dim, b1, b2 in zip(doc["dimensions"], ARM_MEANS["B1"], ARM_MEANS["B2"], strict=True):
+        for arm, q in (("B1", b1), ("B2", b2)):
+            dim[f"mean_{arm}"], dim[f"mean_{arm}_exact"] = float(q), str(q)
     doc.update(overrides)
     return doc
+
+
+#: the compressed arms' mean per dimension D1–D8
+ARM_MEANS = {"B1": [F(9, 10), F(6, 5), F(3, 4), F(3, 5), F(3, 5), F(9, 10), F(4, 5), F(7, 10)],
+             "B2": [F(1), F(19, 10), F(4, 5), F(9, 10), F(2, 5), F(23, 20), F(9, 10), F(1)]}
 
 
 def by_id(doc: dict[str, Any], cid: str) -> dict[str, Any]:
@@ -171,7 +179,7 @@ def not_ready_document() -> dict[str, Any]:
                decision={"status": "not-ready", "then": None, "row": None, "blocking": [],
                          "reasons": [pending], "rows": rows("not-reached", "not-reached", "not-reached")})
     for d in doc["dimensions"]:
-        d.update(mean_A=None, mean_B=None, delta=None, mean_A_exact=None, mean_B_exact=None, delta_exact=None)
+        d.update({k: None for k in d if k.startswith(("mean_", "delta"))})
     for q in doc["questions"]:
         q.update(aggregate_A=None, aggregate_B=None, aggregate_A_exact=None, aggregate_B_exact=None,
                  improved_dimensions=None, improves=None)

@@ -402,3 +402,22 @@ def test_many_values_are_cut_in_the_criteria_table_and_all_listed_below() -> Non
     assert len(table_with(text, "question", "satisfies v > 0")) == 13
     chart = by_html_id(parse(render_html(doc)), "chart-criterion-1")
     assert len(chart.find_all("rect", "criterion-bar")) == 12  # P4 is 0: a bar one unit wide
+
+
+def test_means_of_every_condition_in_table_and_chart() -> None:
+    """The four-arm study: the means table has a column per condition, the chart a bar per
+    condition and dimension, heights to scale, the excluded D7 faded."""
+    doc = design_document()
+    rows = table_with(render_markdown(doc), "dimension", "mean B2")
+    assert rows[0][3:7] == ["mean A", "mean B", "mean B1", "mean B2"]
+    assert _by_first(rows)["D2"][3:7] == ["2.20", "1.23", "1.20", "1.90"]
+    chart = by_html_id(parse(render_html(doc)), "chart-means")
+    assert "chart-conditions" in chart.classes()
+    bars = chart.find_all("rect", "bar-condition")
+    assert len(bars) == 8 * 4
+    height = {b.children[0].all_text(): _x(b, "height") for b in bars}
+    assert height["D2: B2 1.90"] / height["D1: B1 0.90"] == pytest.approx(1.9 / 0.9, rel=0.02)
+    faded = [b.children[0].all_text() for b in bars if b.attrs.get("fill-opacity") == "0.35"]
+    assert faded == ["D7: A 1.20", "D7: B 1.00", "D7: B1 0.80", "D7: B2 0.90"]
+    legend = [t.all_text() for t in chart.find_all("text", "legend")]
+    assert legend == ["A (baseline)", "B", "B1", "B2"]

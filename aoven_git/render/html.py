@@ -12,13 +12,21 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from aoven_git import numfmt
 from aoven_git.numfmt import DASH
 from aoven_git.render import audit, designs, exploratory, provenance
 from aoven_git.render.markdown import BEYOND_KAPPA, agreement_settings, agreement_title
-from aoven_git.render.svg import amendment_chart, criterion_chart, kappa_chart, means_chart, questions_chart
+from aoven_git.render.svg import (
+    amendment_chart,
+    conditions_chart,
+    criterion_chart,
+    kappa_chart,
+    means_chart,
+    questions_chart,
+)
 from aoven_git.render.tables import (
     WITHHELD,
     Cell,
@@ -35,6 +43,7 @@ from aoven_git.render.tables import (
     kappa_notes,
     kappa_tables,
     labels,
+    mean_conditions,
     means_missing,
     means_table,
     nominal,
@@ -531,10 +540,17 @@ def _deviations(report: Mapping[str, Any]) -> str:
 
 def _means(report: Mapping[str, Any]) -> str:
     a, b = labels(report)
-    caption = (f"Mean score per dimension, {a} vs {b} (lower is better). "
-               "Faded bars on a grey band: excluded from the verdict.")
-    out = _chart_or_why(means_missing(report), lambda: _figure(means_chart(report), caption),
-                        means_table(report), "means")
+    conds = mean_conditions(report)
+    if len(conds) > 2:  # a design's conditions: every one of them, not only the seed's pair
+        caption = (f"Mean score per dimension, {', '.join(conds)} (lower is better; hover a bar for its "
+                   "value). Faded bars on a grey band: excluded from the verdict.")
+        chart = partial(conditions_chart, report, conds)
+    else:
+        caption = (f"Mean score per dimension, {a} vs {b} (lower is better). "
+                   "Faded bars on a grey band: excluded from the verdict.")
+        chart = partial(means_chart, report)
+    out = _chart_or_why(means_missing(report), lambda: _figure(chart(), caption), means_table(report),
+                        "means")
     sentence = uncertainty_sentence(report)
     if sentence:
         out += f'\n<p class="note">{_e(sentence)}</p>'

@@ -19,7 +19,8 @@ from aoven_git import numfmt
 from aoven_git.render.exploratory import means_rows
 from aoven_git.render.tables import labels, pair_names
 
-__all__ = ["amendment_chart", "criterion_chart", "kappa_chart", "means_chart", "questions_chart"]
+__all__ = ["amendment_chart", "conditions_chart", "criterion_chart", "kappa_chart", "means_chart",
+           "questions_chart"]
 
 COLOR_A = "#d08a00"  # Okabe-Ito orange, darkened for contrast on white
 COLOR_B = "#0072b2"  # Okabe-Ito blue
@@ -619,5 +620,76 @@ def criterion_chart(criterion: Mapping[str, Any], *, svg_id: str, shown: Sequenc
         text = shown[r] if r < len(shown) else numfmt.brief(number) if number is not None else "undefined"
         ok = sat.get(key) if isinstance(sat.get(key), bool) else None
         out += _criterion_row(frame, cy, key, text, number, ok)
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- a design's conditions
+
+#: one colour per condition of a design: the baseline and the first treatment as in every chart,
+#: then the Okabe-Ito colours the κ chart uses for rater pairs
+CONDITION_COLORS = (COLOR_A, COLOR_B, *PAIR_COLORS)
+
+
+def _condition_bars(plot: _Plot, d: Mapping[str, Any], conds: Sequence[str], cx: float, bw: float,
+                    faded: bool) -> list[str]:
+    """One dimension's bars, one per condition, left to right in the document's order; the value
+    of each is its tooltip (labels over bars this narrow would overlap)."""
+    out = []
+    style = ' fill-opacity="0.35" stroke-dasharray="3 2"' if faded else ""
+    for j, cond in enumerate(conds):
+        color = CONDITION_COLORS[j % len(CONDITION_COLORS)]
+        x0 = cx - bw * len(conds) / 2 + j * bw
+        v = _num(numfmt.to_fraction(d.get(f"mean_{cond}"), d.get(f"mean_{cond}_exact")))
+        if v is None:
+            out.append(f'<text class="tick" x="{_f(x0 + bw / 2)}" y="{_f(plot.y(0) - 4)}" '
+                       f'text-anchor="middle">—</text>')
+            continue
+        out.append(f'<rect class="bar bar-condition" x="{_f(x0 + 0.5)}" y="{_f(plot.y(v))}" '
+                   f'width="{_f(bw - 1)}" height="{_f(max(plot.y(0) - plot.y(v), 0.0))}" fill="{color}" '
+                   f'stroke="{color}"{style}><title>{_e(d.get("id"))}: {_e(cond)} {_e(numfmt.mean(v))}'
+                   f"</title></rect>")
+    return out
+
+
+def conditions_chart(report: Mapping[str, Any], conds: Sequence[str], *, svg_id: str = "chart-means") -> str:
+    """A design's mean score per dimension for every condition (more than the seed's two): one bar
+    per condition, dimensions excluded by the agreement gate faded on a grey band."""
+    a = labels(report)[0]
+    dims = list(report.get("dimensions") or [])
+    width, height = 760, 330
+    ml, mr, mt, mb = 56, 12, 44, 62
+    values = [v for d in dims for c in conds
+              if (v := _num(numfmt.to_fraction(d.get(f"mean_{c}"), d.get(f"mean_{c}_exact")))) is not None]
+    top, step = _nice_max(max(values, default=0.0) * 1.08)
+    plot = _Plot(ml, mt, width - ml - mr, height - mt - mb, top)
+    gw = plot.width / max(len(dims), 1)
+    bw = min(22.0, gw * 0.8 / max(len(conds), 1))
+    label = (f"Mean score per dimension for each of {len(conds)} conditions ({', '.join(conds)}), lower is "
+             "better; faded: excluded for low agreement.")
+    out = _open(svg_id, "chart-means chart-conditions", width, height, label)
+    lx = 56.0
+    for j, cond in enumerate(conds):
+        svg, lx = _legend_swatch(lx, 18, CONDITION_COLORS[j % len(CONDITION_COLORS)],
+                                 f"{cond} (baseline)" if cond == a else cond)
+        out.append(svg)
+    out += _bar_axis(plot, step, "mean score (lower is better)")
+    base = plot.top_margin + plot.height
+    for i, d in enumerate(dims):
+        cx = plot.left + gw * (i + 0.5)
+        faded = not d.get("counted", True)
+        if faded:
+            out.append(f'<rect class="excluded-band" x="{_f(plot.left + gw * i + 2)}" '
+                       f'y="{_f(plot.top_margin)}" width="{_f(gw - 4)}" height="{_f(plot.height)}" '
+                       'fill="#f3f4f6"/>')
+        out += _condition_bars(plot, d, conds, cx, bw, faded)
+        out.append(f'<text class="cat" x="{_f(cx)}" y="{_f(base + 18)}" text-anchor="middle">'
+                   f'{_e(d.get("id"))}</text>')
+        if faded:
+            out.append(f'<text class="sub" x="{_f(cx)}" y="{_f(base + 34)}" text-anchor="middle" '
+                       f'fill="{BAD}">excluded</text>')
+    y0 = _f(plot.y(0))
+    out.append(f'<line class="axis" x1="{ml}" x2="{_f(ml + plot.width)}" y1="{y0}" y2="{y0}" '
+               f'stroke="{INK}"/>')
     out.append("</svg>")
     return "\n".join(out)
