@@ -578,7 +578,7 @@ def _criterion_row(frame: _RowFrame, cy: float, key: str, shown: str, value: flo
         out.append(f'<text class="criterion-status" x="{right + 104}" y="{_f(cy + 4)}" fill="{WARN}">'
                    "undefined</text>")
         return out
-    state, color = {True: ("meets", GOOD), False: ("misses", BAD)}.get(ok, ("unknown", MUTED))  # type: ignore[arg-type]
+    state, color = ("unknown", MUTED) if ok is None else ("meets", GOOD) if ok else ("misses", BAD)
     x0, x1 = sorted((frame.x(0), frame.x(value)))
     out.append(f'<rect class="criterion-bar {state}" x="{_f(x0)}" y="{_f(cy - 8)}" '
                f'width="{_f(max(x1 - x0, 1.0))}" height="16" fill="{color}" fill-opacity="0.75">'
