@@ -288,11 +288,11 @@ def _md_criterion(report: Mapping[str, Any], criterion: Mapping[str, Any]) -> li
     label, _, mark = designs.outcome_of(criterion)
     lines = [f"### {md_code(criterion.get('id') or DASH)} {md(criterion.get('text') or '')}: "
              f"{mark + ' ' if mark else ''}{md(label)}", ""]
-    table = (designs.seed_rules_table(criterion) if criterion.get("kind") == "seed"
-             else designs.values_table(report, criterion))
+    seed = criterion.get("kind") == "seed"
+    table = designs.seed_rules_table(criterion) if seed else designs.values_table(report, criterion)
     if table.rows:
-        lines += _folded(f"{_plural(len(table.rows), 'value')} of {criterion.get('id')}", md_table(table),
-                         len(table.rows))
+        what = _plural(len(table.rows), "rule" if seed else "value")
+        lines += _folded(f"{what} of {criterion.get('id')}", md_table(table), len(table.rows))
     passes = [str(p) for p in criterion.get("passes") or []]
     if passes:
         lines += [f"Reads the consensus cells of pass {', '.join(md_code(p) for p in passes)}.", ""]
