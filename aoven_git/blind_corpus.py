@@ -237,17 +237,54 @@ def corpus_violations(root: Path, plan: Plan, commit: str) -> list[Violation]:
 
 
 def key_copy_violations(root: Path, plan: Plan, commit: str, led: Ledger) -> list[Violation]:
-    """`blind-key-leak`: a copy of a committed blind key outside the study folder (which the
-    ledger reads itself), in a commit some seal of an overlapping pass does not precede: that
-    rater could have read every item's condition. Outside the study folder a copy is found by the
-    key's nonce — whole, re-formatted, or the piece that holds it; ids and conditions alone there
-    are not searched (docs/blinding.md, "What verify-seal proves"). The keys are the ones the
-    ledger read (`Ledger.secrets`: every committed version). Git calls: one `git log -S<nonce>`
-    over every commit per key, one to size and one to read the files it finds, one `git rev-list`
-    per copy (none in an honest history)."""
+    """`blind-key-leak`: a copy of a blind key somewhere a rater reads that the ledger does not
+    read itself (it reads the study folder and the plan), in a place some seal of an overlapping
+    pass does not precede: that rater could have read items' conditions. Three places
+    (docs/blinding.md, "What verify-seal proves"): the key-digest seal file when it is not exactly
+    what `blind` wrote (`key_seal_violations`); a file outside the study folder carrying a
+    committed key's nonce (`_files_with_nonce`); and what is no file — commit messages, notes,
+    tag messages and tagged blobs, ref names (`_beyond_files`)."""
+    blind = [p.id for p in plan.passes if p.blind]
+    if not blind:
+        return []
+    return [*key_seal_violations(led), *_files_with_nonce(root, plan, commit, led, blind),
+            *_beyond_files(root, commit, led, blind)]
+
+
+def key_seal_violations(led: Ledger) -> list[Violation]:
+    """Each version of a key-digest seal file (`seals/blind_key_<P>.sha256`) must be byte for
+    byte what `blind` writes for its digest and pass (`seals.format_key_seal`): anything more —
+    a comment, the entries, an encoded key — is read by every rater before they seal, so it is a
+    `blind-key-leak` for each seal of an overlapping pass that does not precede it. Pure: the
+    ledger holds the file's versions."""
+    from aoven_git.seals import format_key_seal, parse_key_seal
+
+    out = []
+    for path, role in sorted(led.roles.items()):
+        if role.kind != "blind-key-seal" or role.sheet is None:
+            continue
+        for i in led.origins(path, "add", "modify"):
+            data = led.blob(i, path)
+            parsed = parse_key_seal(data) if data is not None else (0, "")
+            if isinstance(parsed[0], str) and data == format_key_seal(parsed[0], role.sheet.pass_id):
+                continue
+            before = {n.sha for q, n in enumerate(led.nodes) if led.before(q, i)}
+            out += [Violation("blind-key-leak", sid.rater, led.nodes[i].sha,
+                              f"{path} is not exactly what `blind` writes (the digest line, the format "
+                              "line, the pass line): its other bytes could carry pass "
+                              f"{role.sheet.pass_id}'s "
+                              f"key, and {sid.rater}'s seal of {sid.pass_id}/{sid.round_id} does not precede "
+                              f"it ({led.short(i)})", path, sid.amendment)
+                    for sid in _unproven_seals(led, role.sheet.pass_id, before)]
+    return out
+
+
+def _files_with_nonce(root: Path, plan: Plan, commit: str, led: Ledger, blind: list[str]) -> list[Violation]:
+    """Files outside the study folder (and the plan, which the ledger reads) carrying a committed
+    key's nonce: one `git log -S<nonce>` over every commit per key, one call to size and one to
+    read the files it finds, one `git rev-list` per copy (none in an honest history)."""
     from aoven_git import gitio
 
-    blind = [p.id for p in plan.passes if p.blind]
     secrets = led.secrets
     if not secrets:
         return []
@@ -257,6 +294,73 @@ def key_copy_violations(root: Path, plan: Plan, commit: str, led: Ledger) -> lis
              if not path.startswith(inside) and path != led.plan_path]
     return [v for sha, path, passes in _copies(root, blind, found, secrets)
             for v in _leaks(root, led, sha, path, passes)]
+
+
+#: where a text that is no file was found, the commit whose ancestry orders it (None: nothing
+#: orders it), whether that commit itself must follow the seals (a message is written with its
+#: commit; a tag, note or ref is made after the object it names), and the bytes (None: too large)
+Place = tuple[str, str | None, bool, bytes | None]
+
+
+def _beyond_files(root: Path, commit: str, led: Ledger, blind: list[str]) -> list[Violation]:
+    """Key copies in what is no file of a commit: commit messages in the history of `commit`
+    (only those holding a blind id, a nonce or the key's format line, which git filters), every
+    ref name, every annotated tag's message, every blob a tag names, every note as it stands.
+    Git calls: one `git log --grep`, one `for-each-ref`, one `ls-tree` per notes ref, two to read
+    note and tagged blobs (none without them), one `rev-list` per copy found."""
+    from aoven_git import gitio
+    from aoven_git.key_copies import copied_passes
+
+    secrets = led.secrets
+    needles = ["aoven-git blind key v1", *(x.nonce.decode("ascii", "replace") for x in secrets),
+               *sorted({i.decode("ascii", "replace") for x in secrets for i in x.conditions})]
+    places: list[Place] = [(f"the commit message of {sha[:10]}", sha, True, message)
+                           for sha, message in gitio.grep_messages(root, commit, needles)]
+    places += _ref_places(root)
+    out = []
+    for where, anchor, proper, data in places:
+        passes = copied_passes(blind, data, secrets) if data is not None else blind
+        if passes:
+            out += _leaks_beyond(root, led, where, anchor, proper, passes)
+    return out
+
+
+def _ref_places(root: Path) -> list[Place]:
+    """Ref names, tag messages, tagged blobs and notes (`_beyond_files`), each ordered by the
+    commit it names, if any."""
+    from aoven_git import gitio
+    from aoven_git.ledger import SCAN_BYTES
+
+    places: list[Place] = []
+    blobs: list[tuple[str, str, str | None]] = []  # (where, blob, ordering commit)
+    for name, kind, sha, peeled_kind, peeled, message in gitio.refs_and_targets(root):
+        target_kind, target = (peeled_kind, peeled) if kind == "tag" else (kind, sha)
+        anchor = target if target_kind == "commit" else None
+        places.append((f"the ref name {name}", anchor, False, name.encode("utf-8", "surrogateescape")))
+        if kind == "tag":
+            places.append((f"the message of tag {name}", anchor, False, message))
+        if target_kind == "blob":
+            blobs.append((f"the blob {target[:10]} tagged {name}", target, None))
+        if name.startswith("refs/notes/"):
+            blobs += [(f"the note on {obj[:10]} ({name})", blob, obj)
+                      for obj, blob in gitio.notes_entries(root, name)]
+    data = gitio.read_small(root, [b for _, b, _ in blobs], SCAN_BYTES) if blobs else {}
+    return places + [(where, anchor, False, data.get(blob)) for where, blob, anchor in blobs]
+
+
+def _leaks_beyond(root: Path, led: Ledger, where: str, anchor: str | None, proper: bool,
+                  passes: list[str]) -> list[Violation]:
+    from aoven_git import gitio
+
+    seen = gitio.commit_ancestors(root, anchor) if anchor else set()
+    if proper and anchor:
+        seen.discard(anchor)
+    why = f"(after {anchor[:10]})" if anchor else "(which names no commit, so nothing orders it)"
+    return [Violation("blind-key-leak", sid.rater, anchor,
+                      f"{where} copies pass {p}'s key {why}, which {sid.rater}'s seal of "
+                      f"{sid.pass_id}/{sid.round_id} does not precede: it names items' conditions",
+                      None, sid.amendment)
+            for p in passes for sid in _unproven_seals(led, p, seen)]
 
 
 def _copies(root: Path, blind: list[str], found: list[tuple[str, str, str]],

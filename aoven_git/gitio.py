@@ -21,6 +21,7 @@ neither break the parsing nor change the answer (docs/sealing.md, "Git itself").
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Iterable
@@ -281,9 +282,59 @@ def pickaxe_writes(root: str | Path, commit: str, needle: str) -> list[tuple[str
     return out
 
 
+def grep_messages(root: str | Path, commit: str, needles: list[str]) -> list[tuple[str, bytes]]:
+    """(commit, message) of every commit in the history of `commit` whose message holds one of
+    the fixed strings `needles`: ONE `git log -F --grep` (git filters, so an honest history prints
+    nothing). Notes are not read here (`notes_entries`)."""
+    if not needles:
+        return []
+    args = ["log", "--no-color", "--no-show-signature", "--no-notes", "--full-history", "-F",
+            *(f"--grep={n}" for n in needles), "--format=format:%x00%x01%H%x00%B", commit]
+    out = []
+    for chunk in run_git(args, root).stdout.split(b"\0\x01")[1:]:
+        sha, _, message = chunk.partition(b"\0")
+        out.append((_decode(sha).strip(), message))
+    return out
+
+
+def refs_and_targets(root: str | Path) -> list[tuple[str, str, str, str, str, bytes]]:
+    """Every ref with what it points at: (name, object type, object, peeled type, peeled object,
+    tag message), ONE `git for-each-ref`; the peeled fields are empty unless the ref is an
+    annotated tag, and so is the message."""
+    fmt = ("%(refname)%00%(objecttype)%00%(objectname)%00%(*objecttype)%00%(*objectname)%00"
+           "%(if:equals=tag)%(objecttype)%(then)%(contents)%(end)%00%01%00")
+    out = []
+    for record in run_git(["for-each-ref", f"--format={fmt}"], root).stdout.split(b"\0\x01\0"):
+        fields = record.lstrip(b"\n").split(b"\0", 5)
+        if len(fields) == 6:
+            name, kind, sha, peeled_kind, peeled = (_decode(f) for f in fields[:5])
+            out.append((name, kind, sha, peeled_kind, peeled, fields[5]))
+    return out
+
+
+def notes_entries(root: str | Path, ref: str) -> list[tuple[str, str]]:
+    """(annotated object, note blob) of every note under the notes ref `ref` as it stands: ONE
+    `git ls-tree -r` (a notes tree may fan its names out as `ab/cdef…`)."""
+    raw = run_git(["ls-tree", "-r", "-z", "--full-tree", ref, "--"], root, check=False).stdout
+    out = []
+    for meta, _, path in (e.partition("\t") for e in _decode(raw).split("\0") if e):
+        parts = meta.split()
+        target = path.replace("/", "")
+        if len(parts) == 3 and parts[1] == "blob" and re.fullmatch(r"[0-9a-f]{40,64}", target):
+            out.append((target, parts[2]))
+    return out
+
+
 def ancestors(root: str | Path, commit: str) -> set[str]:
     """Every commit reachable from `commit`, itself included (one `git rev-list`)."""
     return set(_decode(run_git(["rev-list", commit], root).stdout).split())
+
+
+def commit_ancestors(root: str | Path, obj: str) -> set[str]:
+    """Every commit reachable from `obj`, itself included, or the empty set when `obj` is no
+    commit (a note on a blob, a tag of a tree): ONE `git rev-list`."""
+    proc = run_git(["rev-list", f"{obj}^{{commit}}", "--"], root, check=False)
+    return set(_decode(proc.stdout).split()) if proc.returncode == 0 else set()
 
 
 def cat_file(root: str | Path, specs: list[str]) -> dict[str, tuple[str, bytes] | None]:

@@ -386,12 +386,11 @@ def find_plaintext(plan: Plan, roles: dict[str, Role], hist: History, events: li
             role = roles.get(path)
             if what == "delete":
                 continue
-            if role is None or role.kind in ("candidate", "blind-item", "stray", "unknown"):
-                copied_keys = _key_copy(plan, hist, i, path, secrets)
-                plaintext += [Plaintext(i, path, None, p, r.id, kind="key")
-                              for p in copied_keys for r in plan.rounds]
-                if copied_keys or role is None:
-                    continue
+            copied_keys = _key_copy(plan, hist, i, path, role, secrets)
+            plaintext += [Plaintext(i, path, None, p, r.id, kind="key")
+                          for p in copied_keys for r in plan.rounds]
+            if role is None or (copied_keys and role.kind in ("candidate", "blind-item", "stray", "unknown")):
+                continue  # a copy of a key is not read for scores as well
             found = _copy_of(plan, hist, i, path, role, copies)
             if found is not None:
                 strays.append(Stray(i, path, found[0] if found else None))
@@ -418,13 +417,20 @@ def _copy_of(plan: Plan, hist: History, node: int, path: str, role: Role,
     return None
 
 
-def _key_copy(plan: Plan, hist: History, node: int, path: str, secrets: list[Secret]) -> list[str]:
-    """The blind passes whose key the file at `path` copies (`key_copies`): any file the rules
-    do not read as a study file of their own, a response path included."""
+def _key_copy(plan: Plan, hist: History, node: int, path: str, role: Role | None,
+              secrets: list[Secret]) -> list[str]:
+    """The blind passes whose key the file at `path` copies (`key_copies`): every file of the
+    study folder whatever it is to the rules (a response path, a score or reconciliation file, a
+    `.gitattributes`), the plan and the `.gitattributes` on the way — everything a rater reads
+    beside the corpus. The key itself is no copy, and the key-digest seal file is judged by its
+    own rule (`blind_corpus.key_seal_violations`: exactly what `blind` wrote)."""
     from aoven_git.key_copies import copied_passes
 
     blind = [p.id for p in plan.passes if p.blind]
-    if not blind or not path.startswith(plan.study_dir.rstrip("/") + "/"):
+    kind = role.kind if role is not None else None
+    if not blind or kind in ("blind-key", "blind-key-seal"):
+        return []
+    if kind not in ("plan", "attributes") and not path.startswith(plan.study_dir.rstrip("/") + "/"):
         return []
     return copied_passes(blind, hist.blobs.get(hist.nodes[node].state[path].blob), secrets)
 

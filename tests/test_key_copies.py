@@ -52,8 +52,8 @@ def test_pairs_in_prose_or_a_table_are_a_copy() -> None:
     assert copies(prose) == ["hidden"] and copies(table) == ["hidden"]
 
 
-def test_one_pair_a_blind_sheet_or_wrong_guesses_are_no_copy() -> None:
-    assert copies(b"c4mxq0z7k2ab is A") == []  # one pair: a guess, not the mapping
+def test_a_blind_sheet_or_wrong_guesses_are_no_copy() -> None:
+    """(One pair stated is a copy of that item's mapping: tests/test_key_copies_pairs.py.)"""
     sheet = "".join(f"| {i} | 1 | 2 | 3 |\n" for i in IDS).encode()
     assert copies(b"| id | D1 | D2 | \xce\xa3 |\n|---|---|---|---|\n" + sheet) == []
     wrong = b"c4mxq0z7k2ab: B\nd5nyr1a8l3bc: A\ne6ozs2b9m4cd: B\nf7pat3c0n5de: A\n"
