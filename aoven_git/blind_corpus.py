@@ -19,9 +19,11 @@ blind-extra-file     a file under `blind/<pass>/` has no key entry
 blind-missing-item   a (question, condition) of the pass has no key entry
 blind-unknown-item   a key entry names a (question, condition) that is not in the pass
 blind-key-invalid    the committed key cannot be read (not the canonical key of this pass)
-blind-key-leak       a copy of the committed key (`key_copies`) outside the study folder,
-                     in a commit a seal of an overlapping pass does not precede
-                     (`key_copy_violations`)
+blind-key-leak       a copy of a blind key (`key_copies`) outside the study folder and
+                     the plan (a file with its nonce; a commit message, note, tag
+                     message, tagged blob or ref name), or a key-digest seal file not
+                     exactly as `blind` wrote it, where a seal of an overlapping pass
+                     does not precede it (`key_copy_violations`)
 ==================== ===================================================================
 """
 

@@ -45,8 +45,9 @@ PAIRS = 2
 #: punctuation of tables, lists, JSON, YAML, arrows and paths, and a few linking words
 _LINK = (rb"(?:\s|[:=|,;/()\[\]{}\"'`*_#>~-]|\xe2\x86\x92"
          rb"|(?<![A-Za-z0-9])(?:is|was|are|condition|conditions|cond|test|tests)(?![A-Za-z0-9])){0,40}")
-#: a condition followed by a lower-case word is an article or a word of prose (`A long answer`)
-_NOT_PROSE = rb"(?![A-Za-z0-9])(?![ \t]+(?!and\b|or\b)[a-z])"
+#: a condition followed by a lower-case word (but `and`) is an article or prose (`A long answer`,
+#: `A or B`)
+_NOT_PROSE = rb"(?![A-Za-z0-9])(?![ \t]+(?!and\b)[a-z])"
 
 
 @dataclass(frozen=True)
