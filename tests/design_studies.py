@@ -51,8 +51,8 @@ def four_arm_text(criteria: str = FOUR_ARM_CRITERIA) -> str:
         '  - {id: B2, name: "B2 (P1+P2+P3)"}',
     )
     text = text.replace(
-        "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2, D3, D4, D5, D6, D7, D8], stripped: false, "
-        "primary: true}\n  - {id: blinded, conditions: [B], dimensions: [D1, D2, D3, D4, D5, D6, D7, D8], "
+        "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2, D3, D4, D5, D6, D7, D8], "
+        "stripped: false, primary: true}\n  - {id: blinded, conditions: [B], dimensions: [D1, D2, D3, D4, D5, D6, D7, D8], "
         "stripped: true}",
         "  - {id: unblinded, conditions: [A, B, B1, B2], dimensions: [D1, D2, D3, D4, D5, D6, D7, D8], "
         "primary: true}",
@@ -96,7 +96,8 @@ rules:
   kappa: {weights: quadratic, threshold: 0.6}
 criteria:
   - {id: L-first, kind: rate, label: PASS, of: [TRT, CTRL], questions: [L1, L2], above: 0}
-  - {id: L-moved, kind: rate, label: PASS, of: [TRT, CTRL], questions: [L1, L2, L3, L4, L5], above: 0, require: 3}
+  - {id: L-moved, kind: rate, label: PASS, of: [TRT, CTRL], questions: [L1, L2, L3, L4, L5], above: 0,
+     require: 3}
 decisions:
   - {if: [L-first, L-moved], then: "ship the treatment"}
   - {otherwise: "keep the control"}
@@ -116,7 +117,8 @@ def arm_grid(changes: Mapping[tuple[str, str, str], int] | None = None, *, base:
     return out
 
 
-def lowered(arm: str, dims: Iterable[str], to: int, questions: Iterable[str] = QS) -> dict[tuple[str, str, str], int]:
+def lowered(arm: str, dims: Iterable[str], to: int,
+            questions: Iterable[str] = QS) -> dict[tuple[str, str, str], int]:
     return {(q, arm, d): to for q in questions for d in dims}
 
 

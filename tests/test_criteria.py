@@ -204,7 +204,8 @@ def test_every_criterion_reads_as_one_sentence() -> None:
     assert words["B1-seed"] == "the seed verdict for B1 against A is PASS"
     moved = PROBE.criterion("L-moved")
     assert moved is not None
-    assert describe(PROBE, moved) == "share TRT − share CTRL labelled PASS on V, on at least 3 of L1–L5, v > 0"
+    assert describe(PROBE, moved) == ("share TRT − share CTRL labelled PASS on V, on at least 3 of L1–L5, "
+                                      "v > 0")
     assert len(PROBES) == 6
 
 
