@@ -52,8 +52,8 @@ def four_arm_text(criteria: str = FOUR_ARM_CRITERIA) -> str:
     )
     text = text.replace(
         "  - {id: unblinded, conditions: [A, B], dimensions: [D1, D2, D3, D4, D5, D6, D7, D8], "
-        "stripped: false, primary: true}\n  - {id: blinded, conditions: [B], dimensions: [D1, D2, D3, D4, D5, D6, D7, D8], "
-        "stripped: true}",
+        "stripped: false, primary: true}\n"
+        "  - {id: blinded, conditions: [B], dimensions: [D1, D2, D3, D4, D5, D6, D7, D8], stripped: true}",
         "  - {id: unblinded, conditions: [A, B, B1, B2], dimensions: [D1, D2, D3, D4, D5, D6, D7, D8], "
         "primary: true}",
     )
