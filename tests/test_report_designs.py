@@ -128,7 +128,8 @@ def test_an_undecided_row_in_the_way_is_inconclusive_naming_the_blocking_criteri
     # B2-same are undecided; the seed criteria are told `gate: false` and hold.
     ungated = FOUR_ARM_CRITERIA
     for arm in ("B1", "B2"):
-        ungated = ungated.replace(f"kind: seed, treatment: {arm}}}", f"kind: seed, treatment: {arm}, gate: false}}")
+        seed = f"kind: seed, treatment: {arm}"
+        ungated = ungated.replace(seed + "}", seed + ", gate: false}")
     plan = four_arm(ungated)
     flat = {**adopt_both(), **{CellKey(q, c, "D5"): 1 for q in QS for c in ARMS}}
     doc = document(flat, plan=plan)
