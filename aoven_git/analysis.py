@@ -497,7 +497,7 @@ def decide_design(plan: Plan, resolutions: Mapping[str, CellResolution], kappas:
                   previous: Mapping[str, str]) -> tuple[Verdict, Design]:
     """The criteria, the decision, and the verdict that summarises it (CONTRACT of the report:
     not-ready → NOT-READY, contested → CONTESTED, undecided → INCONCLUSIVE, a row with `if:` →
-    PASS, `otherwise` → FAIL). The seed evaluation of `plan.treatment` stays for the improvement
+    PASS, `otherwise` → FAIL). The seed evaluation of `Plan.treatment` stays for the improvement
     on an ordinal scale; the seed's extremes move into each `seed` criterion."""
     from aoven_git.criteria import Inputs, evaluate_all
 
@@ -645,7 +645,7 @@ def condition_means(parts: Parts) -> dict[str, Fraction | None]:
 
 
 def design_headline(parts: Parts) -> dict[str, Any]:
-    """`improvement` (the seed improvement of `plan.treatment`, ordinal scales only) and every
+    """`improvement` (the seed improvement of `Plan.treatment`, ordinal scales only) and every
     condition's mean; `{}` on a nominal scale, nulls while withheld."""
     plan, ev = parts.plan, parts.verdict.evaluation
     if plan.scale.nominal:

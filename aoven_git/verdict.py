@@ -183,7 +183,7 @@ def _average(key: CellKey, cells: Sequence[ResolvedCell]) -> ResolvedCell:
 
 def for_treatment(plan: Plan, treatment: str | None) -> Plan:
     """The plan whose seed verdict compares the baseline with `treatment` (None: the plan's own
-    `plan.treatment`): every step reads `plan.treatment`, so a `seed` criterion naming another
+    `Plan.treatment`): every step reads `Plan.treatment`, so a `seed` criterion naming another
     treatment runs the same steps on this plan (docs/statistics.md, "Criteria")."""
     if treatment is None or treatment == plan.treatment.id:
         return plan
@@ -561,7 +561,7 @@ def decide(
     has one); ``blockers`` are NOT-READY reasons found outside the cells (seals, invalid
     files, pending raters); ``previous_verdicts`` maps earlier round ids to their verdicts;
     ``consensus_files`` says per pass where its consensus is written (for the NOT-READY sentence);
-    ``treatment`` names the treatment compared with the baseline (default ``plan.treatment``).
+    ``treatment`` names the treatment compared with the baseline (default ``Plan.treatment``).
     Replicates are averaged (:func:`average_replicates`) after the open cells are listed.
     """
     plan = for_treatment(plan, treatment)
