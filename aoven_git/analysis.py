@@ -80,6 +80,7 @@ from aoven_git.verdict_rules import Evaluation, RuleResult, rules_template
 
 SCHEMA = "aoven-git/report/1"
 WITHHELD = "withheld while the verdict is NOT-READY"
+NO_MEANS = "a labelled scale has no means"
 #: Small-sample caveats (docs/statistics.md, "Caveats"): a κ on fewer items than this, or a
 #: bootstrap interval wider than this, is flagged in every format.
 CAVEAT_MIN_ITEMS = 20
@@ -730,6 +731,8 @@ def uncertainty(parts: Parts) -> dict[str, Any]:
     a, b = plan.baseline.id, plan.treatment.id
     settings = {"descriptive": True, "method": "percentile", "over": "questions",
                 "confidence": CONFIDENCE, "bootstrap": parts.bootstrap, "seed": parts.seed}
+    if plan.scale.nominal:
+        return {**settings, "withheld": NO_MEANS, "intervals": None, "rater_means": None}
     if ev is None:
         return {**settings, "withheld": WITHHELD, "intervals": None, "rater_means": None}
     intervals = question_intervals([q.aggregate_a for q in ev.questions],
@@ -739,7 +742,8 @@ def uncertainty(parts: Parts) -> dict[str, Any]:
     rnd = plan.round_(parts.round_id)
     primary = plan.primary_pass
     dims = [d.id for d in plan.dimensions if d.id in primary.dimensions]
-    means = rater_means(parts.passes[primary.id].scores, conditions=[a, b], dimensions=dims,
+    conditions = [c.id for c in plan.conditions] if parts.design else [a, b]
+    means = rater_means(parts.passes[primary.id].scores, conditions=conditions, dimensions=dims,
                         questions=rnd.questions if rnd else ())
     return {
         **settings, "withheld": None,

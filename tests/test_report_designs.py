@@ -26,6 +26,8 @@ from tests.design_studies import (
     four_arm,
     four_arm_text,
     lowered,
+    probe_grid,
+    probes,
     sheets,
 )
 from tests.report_documents import check_report, checked_report
@@ -256,3 +258,23 @@ def test_four_arms_with_seven_constant_dimensions_report_undefined_kappa_and_a_d
         out = run_cli("report", "--format", fmt, "--bootstrap", "0", cwd=repo.path)
         assert out.code == 0, out.output
     assert Fraction(doc["improvement_exact"]) == 0
+
+
+def test_the_probe_study_reports_label_rates_over_replicates_and_its_decision() -> None:
+    plan = probes()
+    # TRT: 3, 2, 2, 0, 1 PASS of 3 on L1–L5; CTRL: 1, 1, 2, 1, 0 → v = 2/3, 1/3, 0, −1/3, 1/3
+    grid = probe_grid({("L1", "TRT"): 3, ("L2", "TRT"): 2, ("L3", "TRT"): 2, ("L5", "TRT"): 1,
+                       ("L1", "CTRL"): 1, ("L2", "CTRL"): 1, ("L3", "CTRL"): 2, ("L4", "CTRL"): 1})
+    doc = analyse(plan, sheets=sheets(plan, {"ann": grid, "bob": grid}), bootstrap=0).as_dict()
+    check_report(doc)
+    moved = next(c for c in doc["criteria"] if c["id"] == "L-moved")
+    assert moved["values_exact"] == {"L1": "2/3", "L2": "1/3", "L3": "0", "L4": "-1/3", "L5": "1/3"}
+    assert moved["satisfied"] == {"L1": True, "L2": True, "L3": False, "L4": False, "L5": True}
+    assert moved["require"] == 3 and moved["outcome"] == "holds"
+    assert moved["text"] == "share TRT − share CTRL labelled PASS on V, on at least 3 of L1–L5, v > 0"
+    assert (doc["verdict"], doc["summary"]) == ("PASS", "Decision: ship the treatment (row 1)")
+    assert doc["means"] == {} and doc["improvement"] is None and doc["rules"] == []
+    assert doc["uncertainty"]["withheld"] == "a labelled scale has no means"
+    assert doc["kappa_settings"]["weights"] == "none"
+    statistic = next(i for i in doc["reporting_checklist"] if "none (labels) weights" in str(i))
+    assert statistic
