@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from aoven_git.model import Cell, CellKey, Plan, ScoreSheet, SheetId
 from aoven_git.plan import parse_plan
@@ -147,3 +148,23 @@ def sheets(plan: Plan, by_rater: Mapping[str, Mapping[CellKey, int]], pass_id: s
         out.append(ScoreSheet(f"study/scores_{rater}.md", SheetId(rater, pass_id, round_id), "long",
                               tuple(Cell(k, v, i + 10) for i, (k, v) in enumerate(ordered))))
     return out
+
+
+def example_documents() -> dict[str, dict[str, Any]]:
+    """Complete report documents of both designs for renderers and their tests (JSON as
+    `report --format json` writes it, bootstrap 0): "four-arm" decides row 2 (B2 is not lighter
+    than B, B1 is: "adopt P1+P2", verdict PASS) with a contested cell robust on B1-same; "probes"
+    decides row 1 on label rates over three replicates ("ship the treatment")."""
+    from aoven_git.analysis import analyse
+
+    epistemic = DIMS[:6]
+    four = arm_grid({**lowered("B", epistemic, 1), **lowered("B1", epistemic, 1),
+                     **lowered("B2", epistemic, 1), **lowered("B1", ("D7", "D8"), 1)})
+    four = {k: (v + 1 if k.condition == "A" and k.question in QS[:5] else v) for k, v in four.items()}
+    plan = four_arm()
+    arms = analyse(plan, sheets=sheets(plan, {"cto": four, "logician": four}), bootstrap=0).as_dict()
+    plan = probes()
+    grid = probe_grid({("L1", "TRT"): 3, ("L2", "TRT"): 2, ("L3", "TRT"): 2, ("L5", "TRT"): 1,
+                       ("L1", "CTRL"): 1, ("L2", "CTRL"): 1, ("L3", "CTRL"): 2, ("L4", "CTRL"): 1})
+    labels = analyse(plan, sheets=sheets(plan, {"ann": grid, "bob": grid}), bootstrap=0).as_dict()
+    return {"four-arm": arms, "probes": labels}

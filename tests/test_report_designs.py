@@ -278,3 +278,15 @@ def test_the_probe_study_reports_label_rates_over_replicates_and_its_decision() 
     assert doc["kappa_settings"]["weights"] == "none"
     statistic = next(i for i in doc["reporting_checklist"] if "none (labels) weights" in str(i))
     assert statistic
+
+
+def test_the_example_documents_for_renderers_match_the_schema_and_decide_as_documented() -> None:
+    from tests.design_studies import example_documents
+
+    docs = example_documents()
+    for doc in docs.values():
+        check_report(doc)
+    arms = docs["four-arm"]
+    assert (arms["summary"], arms["decision"]["row"]) == ("Decision: adopt P1+P2 (row 2)", 2)
+    assert [r["outcome"] for r in arms["decision"]["rows"]] == ["fails", "taken", "not-reached"]
+    assert docs["probes"]["decision"]["then"] == "ship the treatment"
