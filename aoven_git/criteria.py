@@ -185,7 +185,8 @@ def judge(criterion: Criterion, values: Mapping[str, Fraction | None],
     """Holds when at least `require` values (all by default) meet the bound; fails when even
     every unknown value meeting it would not reach that; else undecided. A value is unknown when
     it is None or its key is in `unknown` (a dimension the gate does not count)."""
-    assert criterion.bound is not None
+    if criterion.bound is None:  # check-plan refuses it; never a crash here
+        return "undecided", {}
     satisfied = {k: criterion.bound.holds(v) for k, v in values.items() if v is not None}
     open_keys = [k for k, v in values.items() if v is None or k in unknown]
     good = sum(1 for k, ok in satisfied.items() if ok and k not in open_keys)
@@ -307,6 +308,8 @@ def measured(plan: Plan, criterion: Criterion, inputs: Inputs) -> CriterionResul
     reasons += _failing(criterion, worst_values, satisfied, unknown) if outcome == "fails" else []
     if not dimensions_of(plan, criterion):
         reasons.append(f"criterion {criterion.id} names no dimension and its pass scores several")
+    if criterion.bound is None:
+        reasons.append(f"criterion {criterion.id} has no bound")
     return CriterionResult(criterion.id, criterion.kind, outcome, worst_values, satisfied, tuple(reasons),
                            (best, worst) if touched else None, passes_read(plan, criterion))
 

@@ -214,3 +214,14 @@ def probes_text_with(old: str, new: str) -> str:
 
     assert old in PROBE_PLAN
     return PROBE_PLAN.replace(old, new, 1)
+
+
+def test_a_criterion_naming_a_pass_without_cells_is_undecided_not_a_crash() -> None:
+    crit = PLAN.criterion("B1-same")
+    assert crit is not None
+    plan = replace(PLAN, criteria=(replace(crit, pass_id="nowhere"), replace(crit, id="nobound", bound=None)))
+    got = results(plan, resolved(honest_grid()))
+    assert got["B1-same"].outcome == "undecided"
+    assert got["B1-same"].values == {d: None for d in EPISTEMIC}
+    assert got["nobound"].outcome == "undecided"
+    assert "criterion nobound has no bound" in got["nobound"].reasons
