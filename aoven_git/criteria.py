@@ -149,14 +149,11 @@ def delta_values(plan: Plan, criterion: Criterion, value: Values,
     out: dict[str, Fraction | None] = {}
     for d in dimensions_of(plan, criterion):
         p = pass_for(plan, criterion, d)
-        means = [condition_mean(plan, value, p, c, d, questions) if p else None for c in criterion.of]
-        if any(m is None for m in means):
-            out[d] = None
-        else:
-            out[d] = means[0] - (means[1] if len(means) > 1 else 0)  # type: ignore[operator]
+        out[d] = _difference([condition_mean(plan, value, p, c, d, questions) if p else None
+                              for c in criterion.of])
     if criterion.per == "sum":
-        parts = list(out.values())
-        return {"sum": None if any(v is None for v in parts) else sum(parts, Fraction(0))}  # type: ignore[arg-type]
+        parts = [v for v in out.values() if v is not None]
+        return {"sum": sum(parts, Fraction(0)) if out and len(parts) == len(out) else None}
     return out
 
 
@@ -173,8 +170,17 @@ def rate_values(plan: Plan, criterion: Criterion, value: Values,
             cells = [value(p, CellKey(q, c, dims[0], r)) if p else None for r in plan.replicate_ids]
             known = None if label is None or any(v is None for v in cells) else cells
             shares.append(None if known is None else Fraction(sum(v == label for v in known), len(known)))
-        out[q] = None if any(s is None for s in shares) else shares[0] - (shares[1] if len(shares) > 1 else 0)  # type: ignore[operator]
+        out[q] = _difference(shares)
     return out
+
+
+def _difference(values: Sequence[Fraction | None]) -> Fraction | None:
+    """of[0]'s value minus of[1]'s (of[0]'s alone with one condition); None when one is None or
+    the criterion names no condition."""
+    if not values or any(v is None for v in values):
+        return None
+    first, *rest = (v for v in values if v is not None)
+    return first - rest[0] if rest else first
 
 
 # --------------------------------------------------------------------------- outcome
