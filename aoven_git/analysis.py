@@ -71,10 +71,12 @@ from aoven_git.reconciliation import consensus_files, flagged_keys, without_rate
 from aoven_git.verdict import (
     CellResolution,
     Verdict,
+    VerdictName,
     blinding_pass,
     decide,
     resolve_cells,
     self_bias,
+    terminal_message,
 )
 from aoven_git.verdict_rules import Evaluation, RuleResult, rules_template
 
@@ -507,19 +509,29 @@ def decide_design(plan: Plan, resolutions: Mapping[str, CellResolution], kappas:
     evaluated = evaluate_all(plan, inputs)
     not_ready = design_blockers(plan, resolutions, round_id, blockers, previous)
     decision = decide_table(plan, evaluated.results, not not_ready, not_ready)
-    row = plan.decisions[decision.row - 1] if decision.row else None
-    name = {"not-ready": "NOT-READY", "contested": "CONTESTED", "undecided": "INCONCLUSIVE"}.get(
-        decision.status, "FAIL" if row is not None and row.otherwise else "PASS")
-    if decision.status == "decided":
-        summary = f"Decision: {decision.then} (row {decision.row})"
-    elif decision.status == "not-ready":
-        summary = f"NOT-READY: {not_ready[0]}"
-    else:
-        summary = f"Decision {decision.status}: blocked by {', '.join(decision.blocking)}"
+    name, summary = design_summary(plan, decision, not_ready)
+    reasons, terminal = list(decision.reasons), False
+    rounds = [r.id for r in plan.rounds]
+    before = rounds[rounds.index(round_id) - 1] if rounds.index(round_id) > 0 else None
+    if name == "INCONCLUSIVE" and before is not None and previous.get(before) == "INCONCLUSIVE":
+        message = terminal_message(plan)
+        summary, reasons, terminal = f"INCONCLUSIVE, terminal: {message}", [message, *reasons], True
     keep = seed.evaluation if not plan.scale.nominal and not not_ready else None
-    verdict = replace(seed, verdict=name, summary=summary, reasons=decision.reasons, terminal=False,  # type: ignore[arg-type]
+    verdict = replace(seed, verdict=name, summary=summary, reasons=tuple(reasons), terminal=terminal,
                       evaluation=keep, best=None, worst=None, contested=(), not_ready=tuple(not_ready))
     return verdict, Design(evaluated, decision)
+
+
+def design_summary(plan: Plan, decision: Decision, not_ready: Sequence[str]) -> tuple[VerdictName, str]:
+    """The verdict that summarises a decision, and the one-line summary ("Decision: adopt P1+P2
+    (row 2)")."""
+    if decision.status == "not-ready":
+        return "NOT-READY", f"NOT-READY: {not_ready[0]}"
+    if decision.status != "decided":
+        name: VerdictName = "CONTESTED" if decision.status == "contested" else "INCONCLUSIVE"
+        return name, f"Decision {decision.status}: blocked by {', '.join(decision.blocking)}"
+    row = plan.decisions[(decision.row or 1) - 1]
+    return ("FAIL" if row.otherwise else "PASS"), f"Decision: {decision.then} (row {decision.row})"
 
 
 @dataclass(frozen=True)

@@ -290,3 +290,30 @@ def test_the_example_documents_for_renderers_match_the_schema_and_decide_as_docu
     assert (arms["summary"], arms["decision"]["row"]) == ("Decision: adopt P1+P2 (row 2)", 2)
     assert [r["outcome"] for r in arms["decision"]["rows"]] == ["fails", "taken", "not-reached"]
     assert docs["probes"]["decision"]["then"] == "ship the treatment"
+
+
+def test_a_second_undecided_round_ends_a_design_study_like_the_seed() -> None:
+    table = """
+criteria:
+  - {id: B1-same, kind: delta, of: [B1, B], dimensions: [D1, D2, D3, D4, D5, D6], within: 0.5}
+decisions:
+  - {if: [B1-same], then: "adopt P1+P2"}
+  - {otherwise: "defer R1"}
+"""
+    text = four_arm_text(table).replace("  # - {id: retest1, questions: holdout, refinements: [R1]}",
+                                        "  - {id: retest1, questions: holdout, refinements: [R1]}")
+    from aoven_git.plan import parse_plan
+
+    plan = parse_plan(text.encode())
+    holdout = [q.id for q in plan.holdout]
+    grid = arm_grid({**lowered("B", EPISTEMIC, 1, holdout), **lowered("B1", EPISTEMIC, 1, holdout),
+                     **lowered("B2", EPISTEMIC, 1, holdout), **lowered("B1", ["D7", "D8"], 1, holdout),
+                     **lowered("B2", ["D7", "D8"], 1, holdout)}, questions=holdout)
+    grid = {k: (v + 1 if k.condition == "A" and k.question in holdout[:2] else v) for k, v in grid.items()}
+    grid.update({CellKey(q, c, "D5"): 1 for q in holdout for c in ARMS})  # κ undefined: D5 does not count
+    doc = analyse(plan, sheets=sheets(plan, {"cto": grid, "logician": grid}, round_id="retest1"),
+                  round_id="retest1", previous_verdicts={"main": "INCONCLUSIVE"}, bootstrap=0).as_dict()
+    check_report(doc)
+    assert doc["decision"]["status"] == "undecided"
+    assert doc["verdict"] == "INCONCLUSIVE" and doc["terminal"] is True
+    assert doc["summary"].startswith("INCONCLUSIVE, terminal: a second inconclusive round ends the study")
