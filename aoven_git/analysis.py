@@ -588,7 +588,7 @@ def document(parts: Parts) -> dict[str, Any]:
         "verdict_pass": plan.primary_pass.id,
         "counted_dimensions": list(verdict.counted),
         "excluded_dimensions": dict(verdict.excluded),
-        "dimensions": dimension_means(plan, ev, verdict.counted),
+        "dimensions": condition_dimension_means(parts, dimension_means(plan, ev, verdict.counted)),
         "questions": _questions(parts),
         "rules": [] if parts.design else _rules(parts),
         **(design_part(parts) if parts.design else {}),
@@ -655,6 +655,29 @@ def condition_means(parts: Parts) -> dict[str, Fraction | None]:
         known = c in plan.primary_pass.conditions and keys and all(k in cells for k in keys)
         out[c] = sum((cells[k] for k in keys), Fraction(0)) / len(rnd.questions) if known and rnd else None
     return out
+
+
+def condition_dimension_means(parts: Parts, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For a design on an ordinal scale, each dimension row gains `mean_<condition>` (and its
+    exact twin) for every condition: the mean over the round's questions of the primary pass's
+    cells, replicates averaged first; None for an open cell or while withheld. A seed plan's rows
+    are returned as they are (its `mean_A`/`mean_B` keys never move)."""
+    from aoven_git.verdict import average_replicates
+
+    plan = parts.plan
+    if parts.design is None or plan.scale.nominal:
+        return rows
+    rnd = plan.round_(parts.round_id)
+    questions = rnd.questions if rnd else ()
+    ready = parts.verdict.evaluation is not None
+    cells = average_replicates(parts.resolutions[plan.primary_pass.id]).values if ready else {}
+    for row in rows:
+        for c in (c.id for c in plan.conditions):
+            keys = [CellKey(q, c, row["id"]) for q in questions]
+            known = bool(keys) and all(k in cells for k in keys)
+            mean = sum((cells[k] for k in keys), Fraction(0)) / len(keys) if known else None
+            row[f"mean_{c}"], row[f"mean_{c}_exact"] = full(mean), exact_str(mean)
+    return rows
 
 
 def design_headline(parts: Parts) -> dict[str, Any]:
