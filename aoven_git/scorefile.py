@@ -188,8 +188,7 @@ def _parse(
         if not parsed.header_problem:
             found.error(1, "no-score-table", _NO_TABLE)
         return _sheet(path, ident, parsed, (), found), found_rescores
-    scale = f"{plan.scale.min}–{plan.scale.max}"
-    bad = schema_check(document(ident, parsed.cells), parsed.cells, found, ident.known, scale)
+    bad = schema_check(document(ident, parsed.cells), parsed.cells, found, ident.known, plan.scale)
     cells = check_cells(plan, ident, parsed, bad, ids, found, blind)
     return _sheet(path, ident, parsed, cells, found), found_rescores
 
@@ -241,15 +240,16 @@ def scored_conditions(plan: Plan, data: bytes) -> set[str] | None:
 
 
 def table_scores(plan: Plan, data: bytes) -> dict[tuple[str, str, str], int]:
-    """Every whole-number score `data`'s score tables state, by (question, condition, dimension):
-    what a copy of a sheet is compared on (`ledger`, content copies). Never raises."""
+    """Every whole-number score `data`'s score tables state, by (question, condition, dimension),
+    with the replicate appended in a plan with replicates (`("L1", "TRT", "V", 2)`): what a copy
+    of a sheet is compared on (`ledger`, content copies). Never raises."""
     parsed = _score_tables(plan, data)
     if parsed is None:
         return {}
     out: dict[tuple[str, str, str], int] = {}
     for raw in parsed.cells:
         if isinstance(raw.score, int):
-            out.setdefault(raw.k, raw.score)
+            out.setdefault(raw.k if raw.k[3] else raw.k[:3], raw.score)  # type: ignore[arg-type]
     return out
 
 
