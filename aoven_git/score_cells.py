@@ -415,7 +415,7 @@ class _Reader:
         elif r is None:
             return "lacking", 0
         elif not 1 <= r <= n:
-            why = f"replicate {r} of {q}/{c} is not in 1–{n} (the plan has {n} responses per question and condition)"
+            why = f"replicate {r} of {q}/{c} is not in 1–{n} (the plan's replicates: {n})"
         else:
             return "ok", r
         self.found.error(line, "unknown-replicate", why)

@@ -69,7 +69,8 @@ def _value(ctx: _Context, key: CellKey, text: str, line: int) -> tuple[int, list
             f"{key}: re-score {value!r} is not a whole number on the scale {scale.min}–{scale.max}",
         )
         return None
-    if ctx.in_pass is not None and (key.question, key.condition, key.dimension, key.replicate) not in ctx.in_pass:
+    k = (key.question, key.condition, key.dimension, key.replicate)
+    if ctx.in_pass is not None and k not in ctx.in_pass:
         ctx.found.warn(
             line, "rescore-invalid", f"{key}: re-scores a cell that is not part of this pass and round"
         )
