@@ -55,7 +55,8 @@ def test_labels_in_any_case_are_stored_as_their_position(verdicts: Plan) -> None
 
 
 def test_a_number_or_an_unknown_label_is_off_the_scale(verdicts: Plan) -> None:
-    cells = dict(zip(ITEMS, [("1", "PASS"), ("maybe", "PASS"), ("PASS", "PASS"), ("PASS", "PAS")], strict=True))
+    written = [("1", "PASS"), ("maybe", "PASS"), ("PASS", "PASS"), ("PASS", "PAS")]
+    cells = dict(zip(ITEMS, written, strict=True))
     text = wide(cells)
     sheet = parse(verdicts, text)
     found = [(f.line, f.code) for f in sheet.errors]
