@@ -20,7 +20,10 @@ from tests.sheet_designs import PROBES, REPLICATES, fill_wide, line_of, response
 REC = "study/reconciliation.md"
 OWN = response_text("L1", "TRT", 2).splitlines()[2]  # "The answer of trt to l1 sample 2 is here."
 OTHER = response_text("L1", "TRT", 1).splitlines()[2]
-HEAD = "---\npass: probe\nround: main\n---\n\n" "| Cell | Rater | Justification | Consensus |\n|---|---|---|---|\n"
+HEAD = (
+    "---\npass: probe\nround: main\n---\n\n"
+    "| Cell | Rater | Justification | Consensus |\n|---|---|---|---|\n"
+)
 
 
 def _sheet(repo: GitRepo, rater: str, fill: str | int, changes: dict[str, str]) -> None:
