@@ -42,7 +42,11 @@ no-score-table           error    no table whose header makes it a score table
 unknown-column           error    a header that is a near miss of a column the table needs
                                   (`Conditon`, `Dim3`): named, with the closest known name
 section-context-missing  error    a score table with no question or condition from a column,
-                                  a heading or (for a pass of one condition) the pass
+                                  a heading or (for a pass of one condition) the pass; in a plan
+                                  with replicates, or no replicate
+unknown-replicate        error    a replicate outside 1…N, not a number or named twice
+                                  differently (at the row); a Rep column in a plan without
+                                  replicates (at the header)
 unknown-question         error    question id not in the plan (questions or holdout)
 unknown-condition        error    condition not in the plan
 unknown-dimension        error    dimension not in the plan
@@ -52,7 +56,8 @@ cell-not-in-amendment    error    an amendment's file: a cell the amendment does
 unknown-item             error    a blind pass's sheet: a row naming no item of the corpus
 no-blind-corpus          error    a blind pass's sheet while the pass has no blinded corpus
 score-not-integer        error    score is not a whole number (``2.5``, ``x``)
-score-off-scale          error    integer outside the plan's scale
+score-off-scale          error    integer outside the plan's scale; on a nominal scale, a
+                                  cell that is none of its labels (the message lists them)
 duplicate-cell           error    the same cell twice in one table (the first row counts)
 rescored-in-file         warning  a later plain table scores a cell again (ignored)
 amended-in-file          warning  a re-score table (primed `D7'`, fused `Q2B`, Original/New):

@@ -13,7 +13,8 @@ that cannot be imported, re-scoring a cell outside the amendment's scope, or lac
 score of a scope cell (exit 1); an output that exists (without `--force`, exit 2) or is already
 sealed (exit 1); an output that would not validate (exit 1). A plan with replicates or a nominal
 scale is refused too (exit 2): re-score tables name no replicate and hold no labels, so the
-amendment's sheet is written with `aoven-git sheet --amendment ID` instead (docs/amendments.md).
+amendment's sheet is written with `aoven-git sheet --amendment ID` instead (docs/score-files.md,
+"Re-score tables").
 """
 
 from __future__ import annotations
