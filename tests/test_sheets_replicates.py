@@ -247,3 +247,21 @@ def test_amend_import_refuses_a_plan_with_replicates(repo) -> None:
     assert r.code == 2
     assert "plan has replicates" in r.output and "aoven-git sheet" in r.output
     assert not (repo.path / "study" / "amendments").exists()
+
+
+def test_the_same_replicate_twice_is_a_duplicate_cell(plan: Plan) -> None:
+    text = wide([*every_row(), ("Q1", "A", "2", 3, 3)])
+    sheet = parse(plan, text)
+    dup = [f for f in sheet.errors if f.code == "duplicate-cell"]
+    assert [f.line for f in dup] == [len(text.splitlines())] * 2
+    assert "Q1/A#2/D1 is scored twice" in dup[0].message
+    assert sheet.scores()[CellKey("Q1", "A", "D1", 2)] == 1  # the first row counts
+
+
+def test_hash_after_the_dimension_stays_the_transition_in_a_plan_with_replicates(plan: Plan) -> None:
+    rows = "".join(f"| {q} | {c} | {r} | {d} | 1 | 1 |\n" for q in ("Q1", "Q2") for c in ("A", "B")
+                   for r in (1, 2, 3) for d in ("D1", "D2"))
+    text = FM + "\n| Question | Condition | # | Dimension | Score | # |\n|---|---|---|---|---|---|\n" + rows
+    sheet = parse(plan, text)
+    assert [f.code for f in sheet.errors] == ["wrong-transition"] * 24  # transition 1 is no dimension's
+    assert {c.key.replicate for c in sheet.cells} == {1, 2, 3} and len(sheet.cells) == 24
