@@ -67,7 +67,7 @@ from aoven_git.readiness import (
     withdrawn_from,
     withdrawn_kept,
 )
-from aoven_git.reconciliation import consensus_files, flagged_keys, without_raters
+from aoven_git.reconciliation import consensus_files, flag_spread, flagged_keys, without_raters
 from aoven_git.verdict import (
     CellResolution,
     Verdict,
@@ -321,7 +321,7 @@ def resolve(
             elif c.state == "contested":
                 settled[key], options[key] = "contested", list(c.options)
         out[p.id] = resolve_cells(
-            passes[p.id].scores, settled, flag_spread=plan.rules.flag_spread,
+            passes[p.id].scores, settled, flag_spread=flag_spread(plan),
             unflagged=plan.rules.unflagged, alternatives=options,
         )
     return out
@@ -338,7 +338,7 @@ def pass_consensus(plan: Plan, passes: Mapping[str, PassData], reconciliations: 
                 raters_of.setdefault(key, []).append(rater)
         rows = [row for rec in reconciliations if (rec.pass_id, rec.round_id, rec.amendment) ==
                 (p.id, round_id, None) for row in rec.rows]
-        out[p.id] = cell_consensus(rows, raters_of, flagged_keys(passes[p.id].scores, plan.rules.flag_spread))
+        out[p.id] = cell_consensus(rows, raters_of, flagged_keys(passes[p.id].scores, flag_spread(plan)))
     return out
 
 
