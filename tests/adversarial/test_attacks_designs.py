@@ -405,8 +405,8 @@ def test_responses_of_a_later_round_added_after_the_first_seal_are_clean(probes:
 
 LAYER1 = "{id: layer1, conditions: [CTRL, TRT], dimensions: [V], primary: true}"
 LAYER2 = "{id: layer2, conditions: [CTRL, TRT], dimensions: [W], after: [layer1]}"
-LAYERED = (PROBE_BASE.replace("  - {id: V, name: Verdict, kind: quality}\n",
-                              "  - {id: V, name: Verdict, kind: quality}\n  - {id: W, name: Wording, kind: quality}\n")
+VERDICT_DIM = "  - {id: V, name: Verdict, kind: quality}\n"
+LAYERED = (PROBE_BASE.replace(VERDICT_DIM, VERDICT_DIM + "  - {id: W, name: Wording, kind: quality}\n")
            .replace("  - {id: probe, conditions: [CTRL, TRT], dimensions: [V], primary: true}\n",
                     f"  - {LAYER1}\n  - {LAYER2}\n"))
 
