@@ -25,12 +25,10 @@ from typing import Any
 
 from aoven_git import schemas
 from aoven_git.errors import PlanError
+from aoven_git.exact import fraction_text, to_fraction
 from aoven_git.model import (
     Amendment,
-    Bound,
     Condition,
-    Criterion,
-    DecisionRow,
     Dimension,
     FailRules,
     KappaRules,
@@ -49,6 +47,7 @@ from aoven_git.model import (
     Transition,
     Withdrawal,
 )
+from aoven_git.plan_designs import DESIGN_CHECKS, blind_pass_gap, criterion, decision_row, treatment_ids
 from aoven_git.yamlio import YamlError, load_yaml
 
 PLAN_FILE = "aoven.yaml"
@@ -65,7 +64,7 @@ PLACEHOLDERS = {"condition", "question"}
 #: Lists whose items carry an `id` that must be unique within the list.
 ID_LISTS = (
     "conditions", "transitions", "dimensions", "questions", "holdout", "refinements", "rounds",
-    "raters", "passes", "amendments",
+    "raters", "passes", "amendments", "criteria",
 )
 #: Keys that change after the first seal by design, so `locked` may not name them.
 UNLOCKABLE = {"amendments": "the list grows after the first seal (append an entry, never edit one)",
@@ -97,36 +96,6 @@ class _Problems:
 
     def __bool__(self) -> bool:
         return bool(self.items)
-
-
-def to_fraction(value: Any) -> Fraction:
-    """Thresholds are compared exactly: 0.2 in YAML means 1/5, "5/8" means 5/8."""
-    if isinstance(value, str):
-        return Fraction(value.replace(" ", ""))
-    if isinstance(value, float):
-        return Fraction(repr(value))
-    return Fraction(value)
-
-
-def fraction_text(value: Fraction | int) -> str:
-    """The inverse of `to_fraction` for messages: exact decimals as decimals (1/5 → "0.2"),
-    anything else as a fraction ("2/3"), never a rounded float."""
-    value = Fraction(value)
-    d = value.denominator
-    twos = fives = 0
-    while d % 2 == 0:
-        d, twos = d // 2, twos + 1
-    while d % 5 == 0:
-        d, fives = d // 5, fives + 1
-    if d != 1:
-        return f"{value.numerator}/{value.denominator}"
-    places = max(twos, fives)
-    if places == 0:
-        return str(value.numerator)
-    scaled = value.numerator * 10**places // value.denominator
-    sign = "-" if scaled < 0 else ""
-    digits = str(abs(scaled)).rjust(places + 1, "0")
-    return f"{sign}{digits[:-places]}.{digits[-places:]}"
 
 
 def load_plan(path: str | Path, *, display: str | None = None) -> Plan:
@@ -203,18 +172,28 @@ def _schema_problems(raw: dict[str, Any], lines: dict[str, int]) -> list[tuple[i
     and line 1 for a key missing from the top level (there is no better place to point at)."""
     out: list[tuple[int | None, str]] = []
     for err in schemas.validator("plan").iter_errors(raw):
-        path = list(err.absolute_path)
-        where = "/".join(str(p) for p in path) or "(top level)"
-        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-            known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
-            extra = [k for k in err.instance if k not in known]
-            if extra:
-                for key in extra:
-                    line = line_of(lines, [*path, key]) or line_of(lines, path) or 1
-                    out.append((line, f"{where}: unknown key {key!r} (known: {', '.join(known)})"))
-                continue
-        out.append((line_of(lines, path) or 1, f"{where}: {err.message}"))
+        out += _schema_problem(err, lines)
     return out
+
+
+def _schema_problem(err: Any, lines: dict[str, int]) -> list[tuple[int | None, str]]:
+    """One schema error as (line, message). A `oneOf` (the scale: numbers or labels) reports the
+    deepest errors of its alternatives, from the one the plan meant ("scale/min: -1 is less than
+    the minimum of 0"), not "is not valid under any of the given schemas"."""
+    path = list(err.absolute_path)
+    where = "/".join(str(p) for p in path) or "(top level)"
+    if err.validator == "oneOf" and err.context:
+        deepest = max(len(e.relative_path) for e in err.context)
+        if deepest:
+            meant = [e for e in err.context if len(e.relative_path) == deepest]
+            return [p for e in meant for p in _schema_problem(e, lines)]
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
+        extra = [k for k in err.instance if k not in known]
+        if extra:
+            return [(line_of(lines, [*path, key]) or line_of(lines, path) or 1,
+                     f"{where}: unknown key {key!r} (known: {', '.join(known)})") for key in extra]
+    return [(line_of(lines, path) or 1, f"{where}: {err.message}")]
 
 
 def _defaults(node: dict[str, Any], props: dict[str, Any]) -> dict[str, Any]:
@@ -270,6 +249,15 @@ REFERENCES = (
     Reference("amendments[].passes[]", "passes", "amendment {owner}: unknown pass {value!r}"),
     Reference("locked[]", "plan keys", "locked: unknown plan key {value!r}"),
     Reference("withdrawals[].rater", "raters", "withdrawals: unknown rater {value!r}"),
+    Reference("passes[].after[]", "passes", "pass {owner}: after names unknown pass {value!r}"),
+    Reference("rules.pass.treatment", "conditions", "rules.pass.treatment: unknown condition {value!r}"),
+    Reference("criteria[].of[]", "conditions", "criterion {owner}: unknown condition {value!r}"),
+    Reference("criteria[].treatment", "conditions", "criterion {owner}: unknown condition {value!r}"),
+    Reference("criteria[].dimensions[]", "dimensions", "criterion {owner}: unknown dimension {value!r}"),
+    Reference("criteria[].dimension", "dimensions", "criterion {owner}: unknown dimension {value!r}"),
+    Reference("criteria[].questions[]", "questions", "criterion {owner}: unknown question {value!r}"),
+    Reference("criteria[].pass", "passes", "criterion {owner}: unknown pass {value!r}"),
+    Reference("decisions[].if[]", "criteria", "decisions: unknown criterion {value!r}"),
 )
 
 
@@ -285,6 +273,7 @@ _TARGETS: dict[str, Callable[[dict[str, Any]], set[Any]]] = {
     "conditions": lambda doc: set(_ids(doc, "conditions")),
     "passes": lambda doc: set(_ids(doc, "passes")),
     "raters": lambda doc: set(_ids(doc, "raters")),
+    "criteria": lambda doc: set(_ids(doc, "criteria")),
     "plan keys": lambda doc: set(schemas.schema("plan")["properties"]),
 }
 
@@ -357,6 +346,8 @@ def _check_patterns(doc: dict[str, Any], out: _Problems) -> None:
             order = ["condition", "question", "replicate"]
             names = " and ".join(f"{{{f}}}" for f in sorted(want, key=order.index))
             extra = " (replicates: above 1 needs {replicate})" if "replicate" in want - fields else ""
+            if "replicate" in fields - want:
+                extra = " ({replicate} needs replicates: above 1)"
             out.at([key], f"{key}: pattern must use exactly {names}, found {sorted(fields)}{extra}")
         if pattern.startswith("/") or ".." in Path(pattern).parts:
             out.at([key], f"{key}: must be a path inside study_dir")
@@ -416,23 +407,21 @@ def _check_passes(doc: dict[str, Any], out: _Problems) -> None:
 
 
 def _check_blind_passes(doc: dict[str, Any], out: _Problems) -> None:
-    """A blind pass hides the condition, so it needs both conditions to hide one among, the
-    stripped treatment text (markers would give B away), and may not decide the verdict alone."""
+    """A blind pass hides the condition, so it needs conditions to hide one among (the baseline
+    and a treatment), the stripped treatment text (markers would give a treatment away), and may
+    not decide the verdict alone."""
     roles = {c.get("role", "treatment"): c["id"] for c in doc["conditions"]}
-    both = [roles[r] for r in ("baseline", "treatment") if r in roles]
+    treatments = treatment_ids(doc)
     for i, p in enumerate(doc["passes"]):
         if not p.get("blind"):
             continue
         name = f"pass {p['id']}"
-        missing = [c for c in both if c not in p["conditions"]]
+        missing = blind_pass_gap(p, roles, treatments)
         if missing:
-            out.at(
-                ["passes", i, "conditions"],
-                f"{name}: a blind pass must score both {' and '.join(both)} "
-                f"(it does not score {', '.join(missing)})",
-            )
+            out.at(["passes", i, "conditions"], f"{name}: {missing}")
         if not p.get("stripped"):
-            why = f"the markers would reveal {roles.get('treatment', 'the treatment')}"
+            shown = roles.get("treatment", "the treatment") if len(treatments) < 2 else "the treatments"
+            why = f"the markers would reveal {shown}"
             out.at(["passes", i], f"{name}: a blind pass must be stripped: true ({why})")
         if p.get("primary"):
             out.at(["passes", i], f"{name}: a blind pass may not be the primary pass")
@@ -535,6 +524,7 @@ CHECKS: tuple[Callable[[dict[str, Any], _Problems], None], ...] = (
     _check_locked,
     _check_leak_patterns,
     _check_withdrawals,
+    *DESIGN_CHECKS,
 )
 
 
@@ -623,37 +613,6 @@ def _scale(doc: dict[str, Any]) -> Scale:
     return Scale(spec["min"], spec["max"])
 
 
-BOUND_KINDS = ("within", "at_most", "below", "at_least", "above")
-
-
-def _criterion(c: dict[str, Any], doc: dict[str, Any]) -> Criterion:
-    """A criterion as the model holds it; its checks (one bound, known ids) ran before."""
-    bound_key = next((k for k in BOUND_KINDS if k in c), None)
-    bound = Bound(bound_key, to_fraction(c[bound_key])) if bound_key else None  # type: ignore[arg-type]
-    require = c.get("require", "all")
-    return Criterion(
-        id=c["id"],
-        kind=c["kind"],
-        bound=bound,
-        of=tuple(c.get("of", ())),
-        dimensions=tuple(c.get("dimensions", ())),
-        per=c.get("per", "dimension"),
-        questions=tuple(c.get("questions", ())),
-        label=c.get("label"),
-        dimension=c.get("dimension"),
-        require=None if require == "all" else int(require),
-        treatment=c.get("treatment"),
-        pass_id=c.get("pass"),
-        gate=c.get("gate", True),
-    )
-
-
-def _decision_row(row: dict[str, Any]) -> DecisionRow:
-    if "otherwise" in row:
-        return DecisionRow(row["otherwise"], (), otherwise=True)
-    return DecisionRow(row["then"], tuple(row["if"]))
-
-
 def _amendment(a: dict[str, Any], doc: dict[str, Any]) -> Amendment:
     return Amendment(
         a["id"],
@@ -706,8 +665,8 @@ def _build(
         withdrawals=tuple(Withdrawal(w["rater"], w["reason"], w["category"])
                           for w in doc.get("withdrawals") or []),
         replicates=doc.get("replicates", 1),
-        criteria=tuple(_criterion(c, doc) for c in doc.get("criteria") or []),
-        decisions=tuple(_decision_row(r) for r in doc.get("decisions") or []),
+        criteria=tuple(criterion(c, doc) for c in doc.get("criteria") or []),
+        decisions=tuple(decision_row(r) for r in doc.get("decisions") or []),
         path=display,
         raw=raw,
         lines=lines,
