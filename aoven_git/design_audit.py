@@ -60,8 +60,8 @@ def _what(plan: Plan, c: Criterion) -> str:
     scale = f"{plan.scale.min}..{plan.scale.max}"
     if c.per == "sum":
         total = " + ".join(c.dimensions)
-        of = f"mean {total} of {c.of[0]} − that of {c.of[1]}" if len(c.of) == 2 else f"mean {total} of {c.of[0]}"
-        return f"{of}, scale {scale}"
+        of = f"mean {total} of {c.of[0]}"
+        return f"{of} − that of {c.of[1]}, scale {scale}" if len(c.of) == 2 else f"{of}, scale {scale}"
     of = f"mean {c.of[0]} − mean {c.of[1]}" if len(c.of) == 2 else f"mean {c.of[0]}"
     return f"{of} on one dimension, scale {scale}"
 
