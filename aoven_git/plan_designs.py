@@ -211,7 +211,8 @@ def _check_criterion_passes(doc: dict[str, Any], out: Problems) -> None:
             if dim not in p["dimensions"]:
                 out.at(where, f"{name}: pass {pass_id} does not score {dim}")
                 continue
-            absent = [x for x in c.get("of") or [] if x not in p["conditions"]]
+            known = set(_ids(doc, "conditions"))  # an unknown one is reported by the reference table
+            absent = [x for x in c.get("of") or [] if x in known and x not in p["conditions"]]
             if absent:
                 out.at(where, f"{name}: pass {pass_id} (read for {dim}) does not score {', '.join(absent)}")
 
