@@ -24,7 +24,7 @@ from aoven_git.schemas import SCHEMA_DIR
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 PLAN_TEMPLATE = TEMPLATES / "aoven.yaml"
-#: the plan each `--design` writes (docs/plan.md, "Designs"): the seed's A/B, the four-arm
+#: the plan each `--design` writes (docs/plan.md, "Criteria and decisions"): the seed's A/B, the four-arm
 #: comparison with a decision table, the probe study with labels and replicates
 DESIGNS = {
     "seed": PLAN_TEMPLATE,
