@@ -10,6 +10,7 @@ say is here, one small function per rule.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from fractions import Fraction
 from typing import Any, Protocol
 
 from aoven_git.exact import fraction_text, to_fraction
@@ -92,6 +93,15 @@ def _check_criterion_keys(doc: dict[str, Any], out: Problems) -> None:
                 out.at(["criteria", i], f"{name}: a {kind} criterion needs `{key}`")
 
 
+def _finite(value: Any) -> Fraction | None:
+    """A bound as an exact fraction; None for what YAML can write but no fraction is (.inf, .nan,
+    1e400), which the schema's `number` lets through."""
+    try:
+        return to_fraction(value)
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return None
+
+
 def _check_criterion_bounds(doc: dict[str, Any], out: Problems) -> None:
     """Exactly one bound for delta and rate; none for seed (it holds iff the seed's rule gives
     PASS); `within: m` is |v| ≤ m, so a negative m could never hold."""
@@ -105,9 +115,13 @@ def _check_criterion_bounds(doc: dict[str, Any], out: Problems) -> None:
             found = f": {', '.join(bounds)}" if bounds else ""
             out.at(["criteria", i], f"{name}: needs exactly one bound (within, at_most, below, at_least "
                                     f"or above), found {len(bounds)}{found}")
-        if "within" in c and to_fraction(c["within"]) < 0:
-            out.at(["criteria", i, "within"],
-                   f"{name}: within is {fraction_text(to_fraction(c['within']))}, but |v| ≤ m needs m ≥ 0")
+        for key in bounds:
+            value = _finite(c[key])
+            if value is None:
+                out.at(["criteria", i, key], f"{name}: {key} must be a finite number, found {c[key]!r}")
+            elif key == "within" and value < 0:
+                out.at(["criteria", i, key],
+                       f"{name}: within is {fraction_text(value)}, but |v| ≤ m needs m ≥ 0")
 
 
 def _check_criterion_scale(doc: dict[str, Any], out: Problems) -> None:

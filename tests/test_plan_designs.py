@@ -609,3 +609,9 @@ def test_every_problem_at_once_with_exit_2_and_nothing_written(tmp_path: Path) -
     ):
         assert needle in result.err, result.err
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("value", [".inf", "-.inf", ".nan", "1e400"])
+def test_a_bound_that_is_no_number_is_a_plan_error_not_a_crash(value: str) -> None:
+    found = only_problem(patched(ARMS, "per: sum, below: 0}", f"per: sum, below: {value}}}"))
+    assert found[0] == 24 and found[1].startswith("criterion lighter: below must be a finite number, found ")
