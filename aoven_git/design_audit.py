@@ -12,9 +12,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any, Literal
 
-from aoven_git.exact import fraction_text
 from aoven_git.model import Bound, Criterion, Finding, Findings, Plan
 from aoven_git.plan import line_of
+from aoven_git.plan_designs import fraction_text
 
 
 def seed_treatments(plan: Plan) -> tuple[str, ...]:

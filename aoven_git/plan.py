@@ -25,7 +25,6 @@ from typing import Any
 
 from aoven_git import schemas
 from aoven_git.errors import PlanError
-from aoven_git.exact import fraction_text, to_fraction
 from aoven_git.model import (
     Amendment,
     Condition,
@@ -47,7 +46,15 @@ from aoven_git.model import (
     Transition,
     Withdrawal,
 )
-from aoven_git.plan_designs import DESIGN_CHECKS, blind_pass_gap, criterion, decision_row, treatment_ids
+from aoven_git.plan_designs import (
+    DESIGN_CHECKS,
+    blind_pass_gap,
+    criterion,
+    decision_row,
+    fraction_text,
+    to_fraction,
+    treatment_ids,
+)
 from aoven_git.yamlio import YamlError, load_yaml
 
 PLAN_FILE = "aoven.yaml"
@@ -172,28 +179,18 @@ def _schema_problems(raw: dict[str, Any], lines: dict[str, int]) -> list[tuple[i
     and line 1 for a key missing from the top level (there is no better place to point at)."""
     out: list[tuple[int | None, str]] = []
     for err in schemas.validator("plan").iter_errors(raw):
-        out += _schema_problem(err, lines)
+        path = list(err.absolute_path)
+        where = "/".join(str(p) for p in path) or "(top level)"
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
+            extra = [k for k in err.instance if k not in known]
+            if extra:
+                for key in extra:
+                    line = line_of(lines, [*path, key]) or line_of(lines, path) or 1
+                    out.append((line, f"{where}: unknown key {key!r} (known: {', '.join(known)})"))
+                continue
+        out.append((line_of(lines, path) or 1, f"{where}: {err.message}"))
     return out
-
-
-def _schema_problem(err: Any, lines: dict[str, int]) -> list[tuple[int | None, str]]:
-    """One schema error as (line, message). A `oneOf` (the scale: numbers or labels) reports the
-    deepest errors of its alternatives, from the one the plan meant ("scale/min: -1 is less than
-    the minimum of 0"), not "is not valid under any of the given schemas"."""
-    path = list(err.absolute_path)
-    where = "/".join(str(p) for p in path) or "(top level)"
-    if err.validator == "oneOf" and err.context:
-        deepest = max(len(e.relative_path) for e in err.context)
-        if deepest:
-            meant = [e for e in err.context if len(e.relative_path) == deepest]
-            return [p for e in meant for p in _schema_problem(e, lines)]
-    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-        known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
-        extra = [k for k in err.instance if k not in known]
-        if extra:
-            return [(line_of(lines, [*path, key]) or line_of(lines, path) or 1,
-                     f"{where}: unknown key {key!r} (known: {', '.join(known)})") for key in extra]
-    return [(line_of(lines, path) or 1, f"{where}: {err.message}")]
 
 
 def _defaults(node: dict[str, Any], props: dict[str, Any]) -> dict[str, Any]:
@@ -356,9 +353,15 @@ def _check_patterns(doc: dict[str, Any], out: _Problems) -> None:
 
 
 def _check_scale(doc: dict[str, Any], out: _Problems) -> None:
-    if "labels" in doc["scale"]:
+    spec = doc["scale"]
+    if "labels" in spec:
+        if "min" in spec or "max" in spec:
+            out.at(["scale"], "scale: write either min and max (ordinal) or labels (nominal), not both")
         return  # a nominal scale: the schema bounds its labels
-    low, high = doc["scale"]["min"], doc["scale"]["max"]
+    if "min" not in spec or "max" not in spec:
+        out.at(["scale"], "scale: needs min and max (an ordinal scale) or labels (a nominal one)")
+        return
+    low, high = spec["min"], spec["max"]
     if low >= high:
         out.at(["scale"], "scale: min must be lower than max")
     elif high - low > MAX_SCALE_SPAN:

@@ -1,5 +1,7 @@
-"""The plan's checks for designs beyond one A/B (docs/plan.md, "Criteria and decisions"):
-criteria, the decision table, pass order, and the seed verdict's treatment among several.
+"""The plan's design keys beyond the seed's A/B (docs/plan.md, "Criteria and decisions"): their
+checks (criteria, the decision table, pass order, the seed verdict's treatment among several),
+criteria and decision rows as the model holds them, and `to_fraction`, how every number of the
+plan is read exactly (with `fraction_text`, how it is written back in messages).
 
 Each check reads the plan document after the schema (plain data, defaults of the top-level keys
 filled in) and reports through `out.at(path, message)`, like every check of `plan.py`, which runs
@@ -13,8 +15,38 @@ from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
 from typing import Any, Protocol
 
-from aoven_git.exact import fraction_text, to_fraction
 from aoven_git.model import Bound, Criterion, DecisionRow
+
+
+def to_fraction(value: Any) -> Fraction:
+    """Thresholds are compared exactly: 0.2 in YAML means 1/5, "5/8" means 5/8."""
+    if isinstance(value, str):
+        return Fraction(value.replace(" ", ""))
+    if isinstance(value, float):
+        return Fraction(repr(value))
+    return Fraction(value)
+
+
+def fraction_text(value: Fraction | int) -> str:
+    """The inverse of `to_fraction` for messages: exact decimals as decimals (1/5 → "0.2"),
+    anything else as a fraction ("2/3"), never a rounded float."""
+    value = Fraction(value)
+    d = value.denominator
+    twos = fives = 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d != 1:
+        return f"{value.numerator}/{value.denominator}"
+    places = max(twos, fives)
+    if places == 0:
+        return str(value.numerator)
+    scaled = value.numerator * 10**places // value.denominator
+    sign = "-" if scaled < 0 else ""
+    digits = str(abs(scaled)).rjust(places + 1, "0")
+    return f"{sign}{digits[:-places]}.{digits[-places:]}"
+
 
 BOUND_KINDS = ("within", "at_most", "below", "at_least", "above")
 
