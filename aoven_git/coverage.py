@@ -15,6 +15,7 @@ plan can load cleanly and still make PASS impossible (docs/plan.md, "check-plan"
 | `placeholder-question` | warning | a question text is still a placeholder |
 | `bound-never-holds` | warning | a criterion's bound no value the scale allows can meet |
 | `bound-always-holds` | warning | a criterion's bound every value the scale allows meets |
+| `row-never-taken` | warning | a decision row asking for a criterion whose bound never holds |
 | `unused-criterion` | warning | a criterion no decision row names |
 
 With criteria, the seed's rule is audited only for the treatments of `seed` criteria (none: not at

@@ -1,8 +1,9 @@
 """check-plan's audit of a design's criteria and decisions (docs/plan.md, "check-plan").
 
 A plan with criteria can load cleanly and still pre-register a hypothesis no data could settle: a
-bound outside every value the scale allows never holds, a bound around all of them always holds,
-and a criterion no decision row names decides nothing. These are warnings (the plan is valid; it
+bound outside every value the scale allows never holds (and a decision row asking for it is never
+taken), a bound around all of them always holds, and a criterion no decision row names decides
+nothing. These are warnings (the plan is valid; it
 may simply not mean what its authors meant), each at the line to edit. The summary of the design
 (conditions, replicates, scale, criteria, decision rows) is what check-plan prints first.
 """
@@ -66,7 +67,9 @@ def _what(plan: Plan, c: Criterion) -> str:
     return f"{of} on one dimension, scale {scale}"
 
 
-def _bound_findings(plan: Plan, out: Findings) -> None:
+def _bound_findings(plan: Plan, out: Findings) -> set[str]:
+    """Warns about each bound the scale decides; returns the criteria that can never hold."""
+    never: set[str] = set()
     for i, c in enumerate(plan.criteria):
         if c.bound is None:
             continue
@@ -80,12 +83,26 @@ def _bound_findings(plan: Plan, out: Findings) -> None:
                        else "so the criterion holds whatever the scores")
         out.warn(line_of(plan.lines, ["criteria", i, c.bound.kind]), f"bound-{verdict}-holds",
                  f"criterion {c.id}: {written} {verdict} holds: {where}, {consequence}")
+        if verdict == "never":
+            never.add(c.id)
+    return never
+
+
+def _rows_never_taken(plan: Plan, never: set[str], out: Findings) -> None:
+    """A row that asks for a criterion that can never hold can never be taken."""
+    for i, row in enumerate(plan.decisions):
+        blocked = [cid for cid in row.criteria if cid in never]
+        if blocked:
+            out.warn(line_of(plan.lines, ["decisions", i]), "row-never-taken",
+                     f"decision row {i + 1} ({row.then}) can never be taken: {', '.join(blocked)} never "
+                     "holds")
 
 
 def criteria_findings(plan: Plan) -> tuple[Finding, ...]:
-    """Bounds that never or always hold, and criteria no decision row names (warnings)."""
+    """Bounds that never or always hold, rows they make unreachable, and criteria no decision
+    row names (warnings)."""
     out = Findings(plan.path)
-    _bound_findings(plan, out)
+    _rows_never_taken(plan, _bound_findings(plan, out), out)
     used = {cid for row in plan.decisions for cid in row.criteria}
     for i, c in enumerate(plan.criteria):
         if c.id not in used:

@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import json
 import shutil
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from aoven_git.commands.init import DESIGNS
+from aoven_git.design_audit import reach
+from aoven_git.model import Bound
+from aoven_git.plan_designs import BOUND_KINDS
 from tests.conftest import DEFAULT_PLAN, run_cli
 
 #: the B1-lighter criterion of the four-arm template
@@ -95,7 +101,11 @@ def test_a_bound_the_scale_decides_is_a_warning_with_its_line(
     assert text != template("arms")
     exit_code, data = check(tmp_path, text)
     assert exit_code == 0 and data["ok"] is True
-    assert findings(data) == [(code, "warning", line_of(text, new))]
+    expected = [(code, "warning", line_of(text, new))]
+    if code == "bound-never-holds":  # B1-lighter is asked for by decision rows 1 and 2
+        expected += [("row-never-taken", "warning", line_of(text, f"then: {then}")) for then in
+                     ('"adopt P1+P2+P3"', '"adopt P1+P2"')]
+    assert findings(data) == expected
 
 
 @pytest.mark.parametrize(
@@ -122,13 +132,18 @@ def test_rate_bounds_are_shares(tmp_path: Path, old: str, new: str, code: str) -
     text = template("probes").replace(old, new, 1)
     assert text != template("probes")
     _, data = check(tmp_path, text)
-    assert findings(data) == [(code, "warning", line_of(text, new))]
+    expected = [(code, "warning", line_of(text, new))]
+    if code == "bound-never-holds":  # L1L2-up and no-harm are both asked for by rows 1 and 2
+        expected += [("row-never-taken", "warning", line_of(text, 'then: "adopt the treatment prompt"')),
+                     ("row-never-taken", "warning", line_of(text, 'then: "adopt it for'))]
+    assert findings(data) == expected
 
 
 def test_the_warning_says_why_in_the_text_output(tmp_path: Path) -> None:
     text = template("arms").replace(LIGHTER, LIGHTER.replace("below: 0", "below: -6"), 1)
     code, out = check(tmp_path, text, fmt="text")
     assert code == 0
+    assert "  warning: decision row 2 (adopt P1+P2) can never be taken: B1-lighter never holds" in out
     assert ("  warning: criterion B1-lighter: below: -6 never holds: v (mean D7 + D8 of B1 − that of B, "
             "scale 0..3) lies in [-6, 6], so the criterion fails whatever the scores (line "
             f"{line_of(text, 'below: -6')})") in out
@@ -177,3 +192,25 @@ def _write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "aoven.yaml"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+@settings(max_examples=400, deadline=None)
+@given(kind=st.sampled_from(BOUND_KINDS), m=st.fractions(min_value=-8, max_value=8, max_denominator=4),
+       ends=st.lists(st.fractions(min_value=-8, max_value=8, max_denominator=4), min_size=2, max_size=2))
+def test_reach_agrees_with_the_values_of_the_interval(kind: str, m: Fraction, ends: list[Fraction]) -> None:
+    """`never`: no v in [low, high] meets the bound; `always`: every v does; else some do and
+    some do not — checked on the ends, 0, and the bound and its neighbours."""
+    low, high = min(ends), max(ends)
+    assume(kind != "within" or m >= 0)
+    bound = Bound(kind, m)  # type: ignore[arg-type]
+    eps = Fraction(1, 10**6)
+    points = [v for v in (low, high, Fraction(0), m, -m, m - eps, m + eps, -m - eps, -m + eps)
+              if low <= v <= high]
+    holds = [bound.holds(v) for v in points]
+    verdict = reach(bound, low, high)
+    if verdict == "never":
+        assert not any(holds)
+    elif verdict == "always":
+        assert all(holds)
+    else:
+        assert any(holds) and not all(holds)

@@ -49,7 +49,7 @@ def _print_text(shown: str, plan: Plan, cov: Coverage) -> None:
 def _print_findings(findings: tuple[Finding, ...]) -> None:
     for f in findings:
         prefix = "unreachable rule: " if f.code == "unreachable-rule" else ""
-        line = f" (line {f.line})" if f.code.startswith(("bound-", "unused-")) and f.line else ""
+        line = f" (line {f.line})" if f.code.startswith(("bound-", "unused-", "row-")) and f.line else ""
         click.echo(f"  {f.severity}: {prefix}{f.message}{line}")
 
 
