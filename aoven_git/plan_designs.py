@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
 from typing import Any, Protocol
 
-from aoven_git.model import Bound, Criterion, DecisionRow
+from aoven_git.model import Bound, Criterion, DecisionRow, Plan
 
 
 def to_fraction(value: Any) -> Fraction:
@@ -409,6 +409,19 @@ def decision_row(row: dict[str, Any]) -> DecisionRow:
         return DecisionRow(row["otherwise"], (), otherwise=True)
     return DecisionRow(row["then"], tuple(row["if"]))
 
+
+
+def criterion_pass(plan: Plan, c: Criterion, dimension: str) -> str | None:
+    """The pass whose consensus cells `c` reads for `dimension` (docs/plan.md, "Criteria and
+    decisions"): `pass:` if given, else the primary pass if it scores the dimension, else the one
+    pass that does. The plan's checks guarantee one for every dimension a loaded criterion needs;
+    None only for a dimension it does not read."""
+    if c.pass_id is not None:
+        return c.pass_id
+    scoring = [p for p in plan.passes if dimension in p.dimensions]
+    primary = next((p for p in scoring if p.primary), None)
+    chosen = primary or (scoring[0] if len(scoring) == 1 else None)
+    return chosen.id if chosen else None
 
 DESIGN_CHECKS: tuple[Callable[[dict[str, Any], Problems], None], ...] = (
     _check_pass_order,

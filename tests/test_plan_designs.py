@@ -615,3 +615,14 @@ def test_every_problem_at_once_with_exit_2_and_nothing_written(tmp_path: Path) -
 def test_a_bound_that_is_no_number_is_a_plan_error_not_a_crash(value: str) -> None:
     found = only_problem(patched(ARMS, "per: sum, below: 0}", f"per: sum, below: {value}}}"))
     assert found[0] == 24 and found[1].startswith("criterion lighter: below must be a finite number, found ")
+
+
+def test_criterion_pass_is_the_default_the_checks_enforce() -> None:
+    from aoven_git.plan_designs import criterion_pass
+
+    plan = parse_plan(ARMS.encode())
+    same, lighter, _ = plan.criteria
+    assert [criterion_pass(plan, same, d) for d in same.dimensions] == ["layer1", "layer1"]
+    assert criterion_pass(plan, lighter, "D7") == "layer2"  # the one pass that scores D7
+    named = parse_plan(patched(ARMS, "dimensions: [D7], per", "dimensions: [D7], pass: layer2, per").encode())
+    assert criterion_pass(named, named.criterion("lighter"), "D7") == "layer2"
