@@ -17,6 +17,7 @@ plan can load cleanly and still make PASS impossible (docs/plan.md, "check-plan"
 | `bound-always-holds` | warning | a criterion's bound every value the scale allows meets |
 | `row-never-taken` | warning | a decision row asking for a criterion whose bound never holds |
 | `unused-criterion` | warning | a criterion no decision row names |
+| `no-verdict` | warning | a labelled scale without criteria: nothing decides |
 
 With criteria, the seed's rule is audited only for the treatments of `seed` criteria (none: not at
 all); the criteria themselves are audited in `aoven_git/design_audit.py`.

@@ -99,10 +99,14 @@ def _rows_never_taken(plan: Plan, never: set[str], out: Findings) -> None:
 
 
 def criteria_findings(plan: Plan) -> tuple[Finding, ...]:
-    """Bounds that never or always hold, rows they make unreachable, and criteria no decision
-    row names (warnings)."""
+    """Bounds that never or always hold, rows they make unreachable, criteria no decision row
+    names, and a labelled plan without any (warnings)."""
     out = Findings(plan.path)
     _rows_never_taken(plan, _bound_findings(plan, out), out)
+    if plan.scale.nominal and not plan.criteria:
+        out.warn(line_of(plan.lines, ["scale"]), "no-verdict",
+                 "a labelled scale has no means, so without criteria the study has no verdict: the "
+                 "report gives agreement only (pre-register rate criteria and decisions for one)")
     used = {cid for row in plan.decisions for cid in row.criteria}
     for i, c in enumerate(plan.criteria):
         if c.id not in used:
@@ -121,7 +125,7 @@ def design_summary(plan: Plan) -> dict[str, Any]:
         "conditions": [{"id": c.id, "role": c.role} for c in plan.conditions],
         "replicates": plan.replicates,
         "scale": scale,
-        "seed_verdict": None if plan.criteria else plan.treatment.id,
+        "seed_verdict": None if plan.criteria or plan.scale.nominal else plan.treatment.id,
         "passes": [{"id": p.id, "after": list(p.after)} for p in plan.passes],
         "criteria": [{"id": c.id, "kind": c.kind} for c in plan.criteria],
         "decisions": [{"row": i, "if": list(r.criteria), "then": r.then, "otherwise": r.otherwise}
@@ -142,6 +146,8 @@ def summary_lines(design: dict[str, Any]) -> list[str]:
             f"{n} replicate{'s' if n != 1 else ''}, {shown}")
     if design["seed_verdict"] is not None:
         lines = [f"{head}; the seed's verdict compares {baseline} with {design['seed_verdict']}"]
+    elif not design["criteria"]:
+        lines = [f"{head}; no criteria, so no verdict"]
     else:
         lines = [head, "  criteria: " + ", ".join(f"{c['id']} ({c['kind']})" for c in design["criteria"])]
     for row in design["decisions"]:

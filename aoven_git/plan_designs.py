@@ -354,8 +354,8 @@ def _order_cycle(start: Any, after: dict[Any, list[Any]]) -> list[Any] | None:
 
 def _check_seed_verdict(doc: dict[str, Any], out: Problems) -> None:
     """A plan without criteria is decided by the seed's rule, which compares the baseline with one
-    treatment and needs means: several treatments need `rules.pass.treatment`, and a labelled
-    scale cannot have it. `rules.pass.treatment` itself must be a treatment."""
+    treatment: several treatments need `rules.pass.treatment`, which must be a treatment. (A
+    labelled scale without criteria has no verdict at all: check-plan warns, `no-verdict`.)"""
     named = ((doc.get("rules") or {}).get("pass") or {}).get("treatment")
     baseline, treatments = _baseline_id(doc), treatment_ids(doc)
     if named is not None and named == baseline:
@@ -367,9 +367,6 @@ def _check_seed_verdict(doc: dict[str, Any], out: Problems) -> None:
         out.at(["conditions"], f"conditions: {len(treatments)} treatments ({', '.join(treatments)}) and no "
                                f"criteria: name the one the seed's verdict compares with {baseline} under "
                                "rules.pass.treatment, or pre-register criteria and decisions")
-    if "labels" in doc["scale"]:
-        out.at(["scale"], "scale: a labelled scale has no means, so the seed's verdict cannot be computed: "
-                          "pre-register criteria (kind: rate) and decisions")
 
 
 

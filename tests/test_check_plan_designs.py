@@ -214,3 +214,13 @@ def test_reach_agrees_with_the_values_of_the_interval(kind: str, m: Fraction, en
         assert all(holds)
     else:
         assert any(holds) and not all(holds)
+
+
+def test_a_labelled_plan_without_criteria_loads_but_is_warned_it_has_no_verdict(tmp_path: Path) -> None:
+    text = template("probes")
+    text = text[: text.index("# The hypotheses.")] + text[text.index("refinements: []"):]
+    code, data = check(tmp_path, text)
+    assert code == 0 and data["design"]["criteria"] == [] and data["design"]["seed_verdict"] is None
+    assert findings(data) == [("no-verdict", "warning", line_of(text, "scale: {labels"))]
+    _, out = check(tmp_path, text, fmt="text")
+    assert "labels PASS, FAIL, HARM; no criteria, so no verdict" in out

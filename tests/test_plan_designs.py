@@ -319,15 +319,6 @@ def test_a_rate_on_an_ordinal_scale_is_a_plan_error() -> None:
     )
 
 
-def test_a_labelled_plan_without_criteria_has_no_seed_verdict() -> None:
-    text = PROBES[: PROBES.index("criteria:")]
-    assert only_problem(text) == (
-        6,
-        "scale: a labelled scale has no means, so the seed's verdict cannot be "
-        "computed: pre-register criteria (kind: rate) and decisions",
-    )
-
-
 def test_require_above_the_number_of_questions() -> None:
     text = patched(PROBES, "at_most: 0, require: 2}", "at_most: 0, require: 4}")
     assert only_problem(text) == (24, "criterion no-harm: require is 4 but it is evaluated on 3 questions")

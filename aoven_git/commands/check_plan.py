@@ -15,6 +15,10 @@ from aoven_git.coverage import Coverage, RoundCoverage, audit
 from aoven_git.design_audit import summary_lines
 from aoven_git.model import Finding, Plan
 
+#: the design warnings, which name no transition or question: their line says where to look
+LINED = frozenset({"bound-never-holds", "bound-always-holds", "row-never-taken", "unused-criterion",
+                   "no-verdict"})
+
 
 @click.command("check-plan")
 @study_options
@@ -49,7 +53,7 @@ def _print_text(shown: str, plan: Plan, cov: Coverage) -> None:
 def _print_findings(findings: tuple[Finding, ...]) -> None:
     for f in findings:
         prefix = "unreachable rule: " if f.code == "unreachable-rule" else ""
-        line = f" (line {f.line})" if f.code.startswith(("bound-", "unused-", "row-")) and f.line else ""
+        line = f" (line {f.line})" if f.code in LINED and f.line else ""
         click.echo(f"  {f.severity}: {prefix}{f.message}{line}")
 
 
