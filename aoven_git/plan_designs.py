@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
 from typing import Any, Protocol
 
-from aoven_git.model import Bound, Criterion, DecisionRow, Plan
+from aoven_git.model import Bound, Criterion, DecisionRow
 
 
 def to_fraction(value: Any) -> Fraction:
@@ -63,10 +63,10 @@ def _ids(doc: dict[str, Any], key: str) -> list[Any]:
 KIND_KEYS: dict[str, tuple[str, ...]] = {
     "delta": ("of", "dimensions", "per", "pass", "gate"),
     "rate": ("of", "label", "dimension", "questions", "require", "pass", "gate"),
-    "seed": ("treatment",),
+    "seed": ("treatment", "gate"),
 }
 #: The keys a kind cannot do without (a seed criterion's treatment is checked on its own).
-KIND_NEEDS: dict[str, tuple[str, ...]] = {"delta": ("of", "dimensions"), "rate": ("of", "label"), "seed": ()}
+KIND_NEEDS: dict[str, tuple[str, ...]] = {"delta": ("of",), "rate": ("of", "label"), "seed": ()}
 
 
 def treatment_ids(doc: dict[str, Any]) -> list[Any]:
@@ -168,9 +168,14 @@ def _check_criterion_scale(doc: dict[str, Any], out: Problems) -> None:
         elif c["kind"] == "rate" and not labels:
             out.at(["criteria", i, "kind"], f"{name}: a rate criterion counts labels, and the scale has none "
                                             "(write scale: {labels: [...]}, or use kind: delta)")
-        elif c["kind"] == "rate" and "label" in c and c["label"] not in labels:
+        elif c["kind"] == "rate" and "label" in c and not _is_label(c["label"], labels):
             out.at(["criteria", i, "label"],
                    f"{name}: unknown label {c['label']!r} (the scale's labels: {', '.join(labels)})")
+
+
+def _is_label(text: Any, labels: list[Any]) -> bool:
+    """A label as score cells accept it (model.Scale.value_of): exactly, or ignoring case."""
+    return text in labels or str(text).casefold() in {str(x).casefold() for x in labels}
 
 
 def _check_criterion_conditions(doc: dict[str, Any], out: Problems) -> None:
@@ -208,7 +213,8 @@ def rate_dimension(c: dict[str, Any], doc: dict[str, Any]) -> Any:
 
 def _criterion_dimensions(c: dict[str, Any], doc: dict[str, Any]) -> list[Any]:
     if c["kind"] == "delta":
-        return list(c.get("dimensions") or [])
+        primary = next((p for p in doc["passes"] if p.get("primary")), {"dimensions": []})
+        return list(c.get("dimensions") or primary["dimensions"])
     if c["kind"] == "rate":
         dim = rate_dimension(c, doc)
         return [dim] if dim is not None else []
@@ -374,14 +380,13 @@ def _check_seed_verdict(doc: dict[str, Any], out: Problems) -> None:
 
 
 def criterion(c: dict[str, Any], doc: dict[str, Any]) -> Criterion:
-    """A criterion as the model holds it, its defaults resolved so no reader applies them again:
-    a rate's questions (the verdict round's) and labelled dimension, a seed's treatment (the only
-    one). Its checks ran before."""
+    """A criterion as the model holds it, with the defaults the plan alone decides resolved: a
+    rate's labelled dimension, a seed's treatment (the only one). `questions` stays as written
+    (empty: every question of the round evaluated). Its checks ran before."""
     bound_key = next((k for k in BOUND_KINDS if k in c), None)
     bound = Bound(bound_key, to_fraction(c[bound_key])) if bound_key else None  # type: ignore[arg-type]
     require = c.get("require", "all")
     rate = c["kind"] == "rate"
-    questions = c.get("questions") or (_verdict_questions(doc) if rate else ())
     treatments = treatment_ids(doc)
     only = treatments[0] if c["kind"] == "seed" and len(treatments) == 1 else None
     return Criterion(
@@ -391,7 +396,7 @@ def criterion(c: dict[str, Any], doc: dict[str, Any]) -> Criterion:
         of=tuple(c.get("of", ())),
         dimensions=tuple(c.get("dimensions", ())),
         per=c.get("per", "dimension"),
-        questions=tuple(questions),
+        questions=tuple(c.get("questions", ())),
         label=c.get("label"),
         dimension=rate_dimension(c, doc) if rate else c.get("dimension"),
         require=None if require == "all" else int(require),
@@ -407,18 +412,6 @@ def decision_row(row: dict[str, Any]) -> DecisionRow:
     return DecisionRow(row["then"], tuple(row["if"]))
 
 
-
-def criterion_pass(plan: Plan, c: Criterion, dimension: str) -> str | None:
-    """The pass whose consensus cells `c` reads for `dimension` (docs/plan.md, "Criteria and
-    decisions"): `pass:` if given, else the primary pass if it scores the dimension, else the one
-    pass that does. The plan's checks guarantee one for every dimension a loaded criterion needs;
-    None only for a dimension it does not read."""
-    if c.pass_id is not None:
-        return c.pass_id
-    scoring = [p for p in plan.passes if dimension in p.dimensions]
-    primary = next((p for p in scoring if p.primary), None)
-    chosen = primary or (scoring[0] if len(scoring) == 1 else None)
-    return chosen.id if chosen else None
 
 DESIGN_CHECKS: tuple[Callable[[dict[str, Any], Problems], None], ...] = (
     _check_pass_order,

@@ -113,7 +113,7 @@ def test_the_probe_plan_resolves_its_defaults_in_the_model() -> None:
     up, harm = plan.criteria
     assert plan.scale.labels == ("PASS", "FAIL", "HARM") and plan.replicates == 3
     assert up.dimension == "V" and harm.dimension == "V"  # the pass's only dimension
-    assert up.questions == ("L1", "L2") and harm.questions == ("L1", "L2", "L3")  # the verdict round
+    assert up.questions == ("L1", "L2") and harm.questions == ()  # () = every question of the round
     assert up.require is None and harm.require == 2
     assert plan.response_path("TRT", "L2", replicate=3) == "trt/l2_3.md"
 
@@ -198,9 +198,9 @@ def test_a_criterion_or_row_naming_an_unknown_id(old: str, new: str, line: int, 
         ),
         (
             "label: PASS, of: [TRT, CTRL]",
-            "label: pass, of: [TRT, CTRL]",
+            "label: PASSED, of: [TRT, CTRL]",
             23,
-            "criterion up: unknown label 'pass' (the scale's labels: PASS, FAIL, HARM)",
+            "criterion up: unknown label 'PASSED' (the scale's labels: PASS, FAIL, HARM)",
         ),
         (
             "label: HARM, of: [TRT]",
@@ -254,7 +254,7 @@ def test_a_rate_naming_an_unknown_question_label_or_dimension(
             "treatment: B1}",
             "treatment: B1, pass: layer1}",
             25,
-            "criterion seed: `pass` does not apply to a seed criterion (it takes treatment)",
+            "criterion seed: `pass` does not apply to a seed criterion (it takes treatment, gate)",
         ),
         (
             "{id: same, kind: delta, of: [B1, B], dimensions",
@@ -608,12 +608,13 @@ def test_a_bound_that_is_no_number_is_a_plan_error_not_a_crash(value: str) -> No
     assert found[0] == 24 and found[1].startswith("criterion lighter: below must be a finite number, found ")
 
 
-def test_criterion_pass_is_the_default_the_checks_enforce() -> None:
-    from aoven_git.plan_designs import criterion_pass
 
-    plan = parse_plan(ARMS.encode())
-    same, lighter, _ = plan.criteria
-    assert [criterion_pass(plan, same, d) for d in same.dimensions] == ["layer1", "layer1"]
-    assert criterion_pass(plan, lighter, "D7") == "layer2"  # the one pass that scores D7
-    named = parse_plan(patched(ARMS, "dimensions: [D7], per", "dimensions: [D7], pass: layer2, per").encode())
-    assert criterion_pass(named, named.criterion("lighter"), "D7") == "layer2"
+def test_labels_are_matched_as_score_cells_match_them_and_defaults_stay_as_written() -> None:
+    lower = patched(PROBES, "label: PASS, of: [TRT, CTRL]", "label: pass, of: [TRT, CTRL]")
+    plan = parse_plan(lower.encode())
+    assert plan.criterion("up").label == "pass" and plan.scale.value_of("pass") == 0
+    # a delta without `dimensions` reads every dimension of the primary pass; a seed may skip the gate
+    text = patched(ARMS, "of: [B1, B], dimensions: [D1, D2], within", "of: [B1, B], within")
+    text = patched(text, "kind: seed, treatment: B1}", "kind: seed, treatment: B1, gate: false}")
+    plan = parse_plan(text.encode())
+    assert plan.criterion("same").dimensions == () and plan.criterion("seed").gate is False
