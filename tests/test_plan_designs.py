@@ -618,3 +618,16 @@ def test_labels_are_matched_as_score_cells_match_them_and_defaults_stay_as_writt
     text = patched(text, "kind: seed, treatment: B1}", "kind: seed, treatment: B1, gate: false}")
     plan = parse_plan(text.encode())
     assert plan.criterion("same").dimensions == () and plan.criterion("seed").gate is False
+
+
+def test_criterion_ids_are_unique() -> None:
+    text = patched(ARMS, "{id: lighter, kind: delta", "{id: same, kind: delta")
+    text = text.replace("if: [same, lighter, seed]", "if: [same, seed]")
+    assert only_problem(text) == (24, "criteria: duplicate id 'same' (also item 1)")
+
+
+def test_a_rate_dimension_no_pass_scores() -> None:
+    text = patched(PROBES, "  - {id: V, name: Outcome, kind: quality}\n",
+                   "  - {id: V, name: Outcome, kind: quality}\n  - {id: W, name: Harm, kind: quality}\n")
+    text = patched(text, "label: HARM, of: [TRT]", "label: HARM, dimension: W, of: [TRT]")
+    assert only_problem(text) == (25, "criterion no-harm: no pass scores W")
