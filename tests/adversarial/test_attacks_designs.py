@@ -13,6 +13,7 @@ repositories, real git, the real CLI and the real hook.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,9 @@ from aoven_git.model import SheetId
 from aoven_git.seals import format_seal, sha256
 from tests.adversarial.conftest import Lab, at, expect, names, refused
 from tests.conftest import run_cli
+from tests.sealing.test_pre_commit_framework import hook_repo
+
+__all__ = ["hook_repo"]
 
 RATERS = ("cto", "logician")
 QUESTIONS = ("L1", "L2")
@@ -556,3 +560,31 @@ def test_seal_and_reveal_of_a_replicated_labelled_sheet_through_the_cli(probes: 
         res = probes.cli(r, "reveal", "--rater", r)
         assert res.code == 0, res.output
     assert expect(probes, [])["status"] == "complete"
+
+
+# --------------------------------------------------------------------------- the pre-commit framework
+
+
+@pytest.mark.slow
+def test_the_framework_hook_refuses_a_reordered_decision_table_and_passes_a_seal(
+        probes: Probes, hook_repo: tuple[Path, str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook as the pre-commit framework runs it (installed from a copy of this project): a
+    seal goes through; the decision rows swapped after it are refused, naming the code."""
+    from tests.adversarial.test_attacks_hook_framework import use_framework
+
+    probes.begin()
+    use_framework(probes.path, hook_repo, ("Lead", "lead@example.org"), monkeypatch)
+    probes.texts[("cto", "probe")] = text = probe_sheet("cto")
+    probes.write("study/seals/scores_cto.sha256",
+                 format_seal(sha256(text.encode()), "scores_cto.md", SheetId("cto", "probe", "main")))
+    sealed = probes.git_commit("cto", "seal cto", "study")
+    assert sealed.returncode == 0, sealed.stdout + sealed.stderr
+    swapped = PROBES.replace('then: "adopt the L1 patch"}\n  - {if: [L2-up], then: "adopt the L2 patch"}',
+                             'then: "adopt the L2 patch"}\n  - {if: [L2-up], then: "adopt the L1 patch"}')
+    assert swapped != PROBES
+    probes.write("aoven.yaml", swapped)
+    head = probes.head()
+    proc = probes.git_commit("lead", "rows in priority order", "aoven.yaml")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "plan-changed-after-seal" in out and "decisions" in out, out
+    assert "Traceback" not in out and probes.head() == head
