@@ -588,3 +588,52 @@ def test_the_framework_hook_refuses_a_reordered_decision_table_and_passes_a_seal
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "plan-changed-after-seal" in out and "decisions" in out, out
     assert "Traceback" not in out and probes.head() == head
+
+
+# --------------------------------------------------------------------------- amendments
+
+AMENDMENT = ("amendments:\n  - {id: v2, title: TRT ruling, rationale: a hedge is a fail, "
+             "dimensions: [V], conditions: [TRT]}\n")
+
+
+def rescore_sheet(rater: str, label: str) -> str:
+    rows = "".join(f"| {q} | TRT | {r} | {label} |\n" for q in QUESTIONS for r in REPLICATES)
+    return (f"---\nrater: {rater}\npass: probe\nround: main\nnonce: a-{rater}\n---\n\n"
+            f"| Q | Cond | Rep | V |\n|---|---|---|---|\n{rows}")
+
+
+def amended_probe_study(probes: Probes) -> dict:
+    """The probe study revealed, then amendment v2 declared (allowed: appending) and both raters'
+    re-scores of every TRT response as FAIL sealed and revealed: the report's document."""
+    probes.begin()
+    probes.sealed_and_revealed()
+    probes.file("lead", "aoven.yaml", PROBES + AMENDMENT, "declare amendment v2")
+    for r in RATERS:
+        text = rescore_sheet(r, "FAIL")
+        probes.texts[(r, "v2")] = text
+        data = format_seal(sha256(text.encode()), f"scores_{r}.md", SheetId(r, "probe", "main", "v2"))
+        probes.file(r, f"study/amendments/v2/seals/scores_{r}.sha256", data, f"re-seal {r}")
+    for r in RATERS:
+        probes.file(r, f"study/amendments/v2/scores_{r}.md", probes.texts[(r, "v2")], f"re-reveal {r}")
+    assert expect(probes, [])["status"] == "complete"
+    return probes.report()
+
+
+def test_an_amendment_rescoring_the_treatment_never_moves_the_decision(probes: Probes) -> None:
+    """Re-scores after the reveal are exploratory: the pre-registered decision stays row 1."""
+    doc = amended_probe_study(probes)
+    assert doc["decision"]["row"] == 1 and doc["decision"]["then"] == "adopt the L1 patch"
+    assert doc["verdict"] == "PASS"
+    assert [a["id"] for a in doc["amendments"]] == ["v2"]
+
+
+@pytest.mark.xfail(strict=True, reason="amendments.py recomputes the seed verdict for every plan: on "
+                   "a labelled scale it averages label positions (means CTRL 3/4, TRT 1), reports an "
+                   "improvement of -1/3 and 'PASS → FAIL: improvement -33.33% is below 10%'")
+def test_an_amendment_of_a_labelled_design_reports_no_means_and_no_seed_verdict(probes: Probes) -> None:
+    """CONTRACT: on a nominal scale there are no means, no improvement and no seed verdict; with
+    `decisions` the verdict summarises the decision. The amendment's exploratory layer must say
+    the same kind of thing as the pre-registered one, not a seed rule over label positions."""
+    amended = amended_probe_study(probes)["amendments"][0]
+    assert amended["means"] == {} and amended["improvement"] is None, amended["means"]
+    assert "improvement" not in amended["summary"], amended["summary"]
