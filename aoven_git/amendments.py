@@ -30,6 +30,7 @@ from aoven_git.analysis import (
     PassAgreement,
     PassData,
     ReportData,
+    decide_design,
     decide_round,
     dimension_means,
     exact_str,
@@ -96,6 +97,9 @@ def amend(parts: Parts, before: Layer, a: Amendment, sheets: Sequence[ScoreSheet
     agreement = agree(parts, passes, scope, before.agreement)
     blockers = tuple(dict.fromkeys([*problems, *parts.ready.amendments.get(a.id, []), *before.blockers]))
     verdict = decide_round(plan, resolutions, agreement, parts.round_id, blockers, parts.previous, a.id)
+    if plan.decisions:  # a design's exploratory verdict summarises its decision, as the study's does
+        verdict, _ = decide_design(plan, resolutions, agreement, parts.round_id, blockers, verdict,
+                                   parts.previous)
     layer = Layer(passes, consensus, resolutions, agreement, verdict, blockers)
     change = Change(scope, found, changed, excluded)
     return layer, amendment_entry(parts, a, before, layer, change)
