@@ -60,6 +60,13 @@ from aoven_git.yamlio import YamlError, load_yaml
 PLAN_FILE = "aoven.yaml"
 #: The plan `aoven-git init` writes: the published defaults (see `plan_diff.deviations`).
 DEFAULT_PLAN_TEMPLATE = Path(__file__).resolve().parent / "templates" / "aoven.yaml"
+#: The plan each `init --design` writes (docs/plan.md, "Criteria and decisions"): the seed's A/B,
+#: the four-arm comparison with a decision table, the probe study with labels and replicates.
+DESIGN_TEMPLATES = {
+    "seed": DEFAULT_PLAN_TEMPLATE,
+    "arms": DEFAULT_PLAN_TEMPLATE.with_name("aoven-arms.yaml"),
+    "probes": DEFAULT_PLAN_TEMPLATE.with_name("aoven-probes.yaml"),
+}
 #: A real plan is a few KiB (the default is ~7 KiB; 500 questions ~40 KiB). The YAML parser needs
 #: seconds for a flat plan of a few hundred KiB, and the pre-commit hook parses the plan on every
 #: commit, so anything this large is refused up front rather than parsed slowly.

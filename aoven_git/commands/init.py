@@ -20,17 +20,12 @@ from aoven_git import __version__
 from aoven_git.commands._common import Study, study_options
 from aoven_git.errors import UsageError
 from aoven_git.model import Plan
+from aoven_git.plan import DESIGN_TEMPLATES
 from aoven_git.schemas import SCHEMA_DIR
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 PLAN_TEMPLATE = TEMPLATES / "aoven.yaml"
-#: the plan each `--design` writes (docs/plan.md, "Criteria and decisions"): the seed's A/B, the four-arm
-#: comparison with a decision table, the probe study with labels and replicates
-DESIGNS = {
-    "seed": PLAN_TEMPLATE,
-    "arms": TEMPLATES / "aoven-arms.yaml",
-    "probes": TEMPLATES / "aoven-probes.yaml",
-}
+DESIGNS = DESIGN_TEMPLATES
 #: templates whose text has `@NAME@` placeholders
 RENDERED = frozenset({"gitattributes", "study-workflow.yml"})
 PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
