@@ -642,3 +642,20 @@ def test_an_amendment_of_a_labelled_design_reports_its_decision_not_a_seed_verdi
         res = probes.cli("lead", "report", "--format", fmt, "--bootstrap", "0")
         assert res.code == 0 and "Traceback" not in res.output, res.output
         assert "-33.33%" not in res.out and "row 1 (adopt the L1 patch) fails: L1-up fails" in res.out, fmt
+
+
+# --------------------------------------------------------------------------- the templates
+
+
+@pytest.mark.parametrize("design", ["seed", "arms", "probes"])
+def test_every_init_template_freezes_what_a_decision_is_read_from(design: str) -> None:
+    """What moves a decision — the criteria, the table, the replicates, the scale and its labels,
+    the conditions, the passes and their order, the rules — is frozen at the first seal in the
+    plan `init --design` writes: by its `locked` list, or always (`frozen_rules.DESIGN_FROZEN`)."""
+    from aoven_git.frozen_rules import ALWAYS_FROZEN, DESIGN_FROZEN
+    from aoven_git.plan import DESIGN_TEMPLATES, load_plan
+
+    frozen = {*load_plan(DESIGN_TEMPLATES[design]).locked, *ALWAYS_FROZEN, *DESIGN_FROZEN}
+    needed = {"criteria", "decisions", "replicates", "scale", "conditions", "passes", "rules",
+              "questions", "rounds", "dimensions", "responses"}
+    assert needed <= frozen, needed - frozen
