@@ -217,12 +217,13 @@ def test_the_seed_templates_locked_list_is_kept_by_a_design(probes: Probes) -> N
     ("re-cased", ("labels: [PASS, FAIL]", "labels: [Pass, Fail]")),
     ("reordered", ("labels: [PASS, FAIL]", "labels: [FAIL, PASS]")),
     ("grown", ("labels: [PASS, FAIL]", "labels: [PASS, FAIL, HARM]")),
-    ("condition renamed", ("{id: TRT, name: Treatment}", "{id: TRT, name: Treatment, role: baseline}")),
+    ("condition's name", ("{id: TRT, name: Treatment}", "{id: TRT, name: Patched}")),
 ])
 def test_scale_labels_and_conditions_edited_after_the_first_seal(probes: Probes, label: str,
                                                                  edit: tuple[str, str]) -> None:
     """`scale` and `conditions` are under the seed's `locked`: a label re-spelled, reordered or
-    added, or a condition's role moved, after the first seal is a plan change."""
+    added, or a condition's name edited, after the first seal is a plan change (the name is what
+    the report and the decision's reader see)."""
     probes.begin()
     probes.seal_sheet("cto")
     changed = PROBES.replace(*edit)
