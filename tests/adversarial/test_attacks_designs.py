@@ -692,3 +692,35 @@ def test_every_init_template_freezes_what_a_decision_is_read_from(design: str) -
     needed = {"criteria", "decisions", "replicates", "scale", "conditions", "passes", "rules",
               "questions", "rounds", "dimensions", "responses"}
     assert needed <= frozen, needed - frozen
+
+
+# --------------------------------------------------------------------------- reading before scoring
+
+
+def test_layer2_sealed_after_reading_anothers_revealed_layer1(layered: Layered) -> None:
+    """Everyone sealed layer 1; logician reveals it before cto has scored layer 2 (the layers
+    share both conditions): cto's layer-2 seal follows readable layer-1 scores of the same
+    responses."""
+    for r in RATERS:
+        layered.layer_seal(r, "layer1")
+    layered.layer_seal("logician", "layer2")
+    layered.file("logician", "study/scores_logician.md", layered.layer_text("logician", "layer1"),
+                 "reveal logician layer1")
+    late = layered.layer_seal("cto", "layer2")
+    data = expect(layered, [("visible-at-seal", "cto")])
+    assert at(data, "visible-at-seal", "cto")["commit"] == late
+
+
+def test_the_hook_refuses_a_recased_reveal(probes: Probes) -> None:
+    """A reveal committed by hand with `PASS` re-cased `pass`: the hook checks the digest."""
+    probes.begin()
+    probes.install_hook()
+    for r in RATERS:
+        probes.seal_sheet(r)
+    probes.write("study/scores_cto.md", probes.texts[("cto", "probe")].replace("| PASS |", "| pass |"))
+    head = probes.head()
+    refused(probes.git_commit("cto", "reveal cto", "study/scores_cto.md"), "digest-mismatch")
+    assert probes.head() == head
+    probes.write("study/scores_cto.md", probes.texts[("cto", "probe")])
+    proc = probes.git_commit("cto", "reveal cto", "study/scores_cto.md")
+    assert proc.returncode == 0, proc.stderr
