@@ -1,0 +1,146 @@
+"""`aoven-git status` for designs beyond one A/B (SPEC §3.1, §5.6): a probe study with a labelled
+scale (PASS/FAIL) and two sampled responses per (question, condition).
+
+The study is replayed in a real git repository through the CLI — sheets written by the one sheet
+writer, sealed and revealed by each rater under their own identity — and status is read at each
+stage: nothing written, written, sealed, revealed with a flagged replicate cell whose rows are due
+(`L1/TRT#2/V`, as every other command names it). Every JSON document is checked against
+schemas/status.schema.json. The pure layout (`progress.py`) is checked on replicate cell ids
+directly: the rows due and the reasons withheld from a rater still scoring.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aoven_git.model import CellKey, Reconciliation, ReconciliationRow, SheetId
+from aoven_git.plan import load_plan
+from aoven_git.progress import (
+    WITHHELD_UNTIL_SEALED,
+    Person,
+    SheetProgress,
+    Verdict,
+    rows_due,
+    withheld_for,
+)
+from aoven_git.reconciliation import Disagreement
+from aoven_git.schemas import validator
+from aoven_git.sheet_writer import render_sheet
+from tests.conftest import GitRepo, run_cli
+from tests.test_score_page_designs import PLAN, probe_study, sheets_layer_reads
+
+FLAGGED = CellKey("L1", "TRT", "V", 2)
+PEOPLE = {r: (r.title(), f"{r}@example.org") for r in ("cto", "logician", "lead")}
+
+
+# --------------------------------------------------------------------------- the pure layout
+
+
+def test_rows_due_name_a_replicate_cell_as_every_command_does() -> None:
+    flagged = [Disagreement(FLAGGED, {"cto": 0, "logician": 1}, 1, True)]
+    assert [(d.rater, d.cell, d.state) for d in rows_due(flagged, None)] == [
+        ("cto", "L1/TRT#2/V", "missing"), ("logician", "L1/TRT#2/V", "missing")]
+    rec = Reconciliation("study/reconciliation.md", "open", "main", (
+        ReconciliationRow(FLAGGED, "cto", '"holds" — it passes', 0, 7, attributed=True),
+        ReconciliationRow(CellKey("L1", "TRT", "V", 1), "logician", '"x" — y', 0, 8, attributed=True),
+    ))
+    # cto's row counts once committed; logician's row is about replicate 1, not this cell
+    assert [(d.rater, d.cell, d.state) for d in rows_due(flagged, rec)] == [
+        ("logician", "L1/TRT#2/V", "missing")]
+
+
+def test_a_reason_naming_a_replicate_cell_is_withheld_from_a_rater_still_scoring() -> None:
+    sheets = [SheetProgress(SheetId("cto", "open", "main"), True, "valid", "study/scores_cto.md"),
+              SheetProgress(SheetId("logician", "open", "main"), True, "revealed",
+                            "study/scores_logician.md")]
+    reasons = ("cell L1/TRT#2/V is contested", "required rater cto has not sealed scores for pass open")
+    verdicts = [Verdict("main", "NOT-READY", reasons)]
+    cto = withheld_for(Person("cto", "cto@example.org", "git-email"), sheets, verdicts, ["V", "W"])
+    assert cto[0].not_ready == (reasons[1], WITHHELD_UNTIL_SEALED)
+    logician = withheld_for(Person("logician", None, "git-email"), sheets, verdicts, ["V", "W"])
+    assert logician[0].not_ready == reasons
+
+
+# --------------------------------------------------------------------------- the study
+
+
+class Probes:
+    def __init__(self, repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.repo = repo
+        self.root = repo.path
+        self.monkeypatch = monkeypatch
+        self.plan = load_plan(repo.path / "aoven.yaml")
+
+    def as_(self, who: str) -> None:
+        name, email = PEOPLE[who]
+        for var, value in (("GIT_AUTHOR_NAME", name), ("GIT_AUTHOR_EMAIL", email),
+                           ("GIT_COMMITTER_NAME", name), ("GIT_COMMITTER_EMAIL", email)):
+            self.monkeypatch.setenv(var, value)
+        self.repo.git("config", "user.email", email)
+
+    def status(self, who: str, fmt: str = "json") -> dict:
+        self.as_(who)
+        res = run_cli("status", "--format", fmt, cwd=self.root)
+        assert res.code == 0, res.output
+        if fmt != "json":
+            return {"text": res.out}
+        doc = json.loads(res.out)
+        assert [e.message for e in validator("status").iter_errors(doc)] == []
+        return doc
+
+    def write(self, rater: str, pass_id: str, fail: CellKey | None = None) -> str:
+        """The rater's sheet of a pass through the one sheet writer: PASS everywhere, FAIL on
+        `fail`."""
+        sheet = SheetId(rater, pass_id, "main")
+        cells = {str(k): ("FAIL" if k == fail else "PASS", "")
+                 for k in self.plan.expected_cells(pass_id, "main")}
+        path = f"study/scores_{rater}.md" if pass_id == "open" else f"study/scores_{rater}_{pass_id}.md"
+        self.repo.write(path, render_sheet(self.plan, sheet, "long", None, cells))
+        return path
+
+    def run(self, who: str, *args: str) -> None:
+        self.as_(who)
+        res = run_cli(*args, cwd=self.root)
+        assert res.code == 0, res.output
+
+
+def table(doc: dict) -> dict[tuple[str, str], str]:
+    return {(s["rater"], s["pass"]): s["state"] for s in doc["sheets"]}
+
+
+def test_a_probe_study_with_labels_and_replicates_from_first_sheet_to_reconciliation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not sheets_layer_reads(PLAN, tmp_path):
+        pytest.skip("the sheets layer does not read Rep columns and labels yet (branch sheets21)")
+    s = Probes(probe_study(tmp_path), monkeypatch)
+    first = s.status("cto")
+    assert set(table(first).values()) == {"missing"}
+    assert first["next"]["command"] == "aoven-git sheet --rater cto -o study/scores_cto.md"
+
+    for rater in ("cto", "logician"):
+        s.write(rater, "open", FLAGGED if rater == "logician" else None)
+        s.write(rater, "quiet")
+    written = s.status("cto")
+    assert set(table(written).values()) == {"valid"}, [x["problem"] for x in written["sheets"]]
+    assert written["next"]["command"] == "aoven-git seal --rater cto"
+
+    for rater in ("cto", "logician"):
+        s.run(rater, "seal", "--rater", rater)
+        s.run(rater, "seal", "--rater", rater, "--pass", "quiet")
+    assert set(table(s.status("cto")).values()) == {"sealed"}
+    for rater in ("cto", "logician"):
+        s.run(rater, "reveal", "--rater", rater)
+        s.run(rater, "reveal", "--rater", rater, "--pass", "quiet")
+
+    revealed = s.status("cto")
+    assert set(table(revealed).values()) == {"revealed"}
+    [rec] = revealed["reconciliation"]
+    assert (rec["pass"], rec["flagged"], rec["file"]) == ("open", 1, "study/reconciliation.md")
+    assert rec["rows_due"] == [{"rater": r, "cell": "L1/TRT#2/V", "state": "missing"}
+                               for r in ("cto", "logician")]
+    assert revealed["next"]["command"] == "aoven-git disagreements --pass open --write --rater cto"
+    text = s.status("logician", "text")["text"]
+    assert "cto L1/TRT#2/V (missing); logician L1/TRT#2/V (missing)" in text
