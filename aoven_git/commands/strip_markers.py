@@ -5,7 +5,7 @@ cannot tell the treatment from its labels. The copies are committed like any oth
 `--check` lets CI prove they are exactly what stripping the current responses gives.
 
 Which copies: every condition of every pass with `stripped: true`, for every question of every
-round and every replicate (`plan.replicate_ids`; one file per question without replicates). A
+round and every replicate (one file per question and condition without replicates). A
 missing response of the first round is an error (the study cannot run without it); a missing
 response of a later round means that round has not been generated yet and is skipped.
 Unknown all-caps bracket tokens (`[FOO]`) are reported as warnings with file:line and left in place.
