@@ -226,3 +226,21 @@ def test_a_replicated_labelled_sheet_saved_from_the_page_validates(tmp_path: Pat
     assert out["progress"] == "16 / 16 cells scored"
     assert out["result"]["validate"]["ok"] is True, out["result"]
     assert run_cli("validate", "study/scores_cto.md", cwd=repo.path).code == 0
+
+
+def test_validation_messages_of_a_stripped_replicated_sheet_name_no_condition(tmp_path: Path) -> None:
+    """An unfinished sheet of the one-condition stripped pass: `validate` names the unscored items
+    (`L2/TRT#2`), and the page gets them as it names them (`L2#2`), never the condition."""
+    if not sheets_layer_reads(PLAN, tmp_path):
+        pytest.skip("the sheets layer does not read Rep columns and labels yet (branch sheets21)")
+    repo = probe_study(tmp_path)
+    with served(repo.path, "cto", "quiet") as server:
+        body = json.dumps({"cells": {"L1#1/V": "PASS", "L1#2/V": "fail"}}).encode()
+        status, raw = _request(server, "POST", "/api/sheet", body, {"Content-Type": "application/json"})
+    assert status == 200
+    written = (repo.path / "study" / "scores_cto_quiet.md").read_text(encoding="utf-8")
+    assert "| L1 | TRT | 2 | V | FAIL |" in written  # the sheet itself names the condition, as any sheet
+    found = json.loads(raw)["validate"]
+    messages = [e["message"] for f in found["files"] for e in f["errors"]]
+    assert found["ok"] is False and any(m.startswith("L2#2:") for m in messages), messages
+    assert _tells(raw, [], ("TRT", "CTRL", "r_trt", "logician")) == []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -305,7 +306,9 @@ def write_sheet(page: ScorePage, entries: Mapping[str, tuple[str, str]]) -> None
 
 def validation(page: ScorePage) -> dict[str, Any]:
     """`validate --format json` for the written sheet alone; for a hidden pass, response paths in
-    messages become "another response" (a quote found elsewhere names the file it was found in)."""
+    messages become "another response" (a quote found elsewhere names the file it was found in),
+    and items and cells are named as the page names them (`Q3/B/D1` → `Q3/D1`, `L2/TRT#2:` →
+    `L2#2:` on a pass of one condition)."""
     from aoven_git.naming import response_patterns
     from aoven_git.validation import read_limited, validate_sources
 
@@ -316,8 +319,16 @@ def validation(page: ScorePage) -> dict[str, Any]:
     text = json.dumps(report, ensure_ascii=False)
     for path in sorted(response_patterns(page.plan).paths, key=len, reverse=True):
         text = text.replace(path, "another response")
-    for item in page.items:
-        if len(item.row) >= 2:
-            text = text.replace(row_id(item.row) + "/", item.id + "/")
-    result: dict[str, Any] = json.loads(text)
+    result: dict[str, Any] = json.loads(_page_names(page, text))
     return result
+
+
+def _page_names(page: ScorePage, text: str) -> str:
+    """`text` with every item named as the sheet names it (`Q3/B`, `L2/TRT#2`) renamed as the page
+    does, wherever it stands (before `/D1`, `:` or the end); `Q3/B` is not a part of `Q3/B1` or of
+    `L2/TRT#21`. One pass over the text, whatever the number of items."""
+    names = {row_id(i.row): i.id for i in page.items if len(i.row) >= 2 and row_id(i.row) != i.id}
+    if not names:
+        return text
+    pattern = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.sub(rf"(?<![\w#/])(?:{pattern})(?![\w#])", lambda m: names[m.group(0)], text)
