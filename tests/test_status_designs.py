@@ -144,3 +144,68 @@ def test_a_probe_study_with_labels_and_replicates_from_first_sheet_to_reconcilia
     assert revealed["next"]["command"] == "aoven-git disagreements --pass open --write --rater cto"
     text = s.status("logician", "text")["text"]
     assert "cto L1/TRT#2/V (missing); logician L1/TRT#2/V (missing)" in text
+
+
+# --------------------------------------------------------------------------- pass order
+
+LAYERS = """\
+version: 1
+study: layers
+study_dir: study
+responses: "test_{condition}/{question}.md"
+stripped_responses: "test_{condition}_stripped/{question}.md"
+scale: {min: 0, max: 3}
+conditions:
+  - {id: A, name: Baseline, role: baseline}
+  - {id: B, name: Treatment, role: treatment}
+transitions:
+  - {id: 1, name: "FACT→HYP"}
+dimensions:
+  - {id: D1, name: One, kind: epistemic, transitions: [1]}
+  - {id: D2, name: Two, kind: quality}
+questions:
+  - {id: Q1, text: "Why is the sky blue?", expects: [1]}
+raters:
+  - {id: cto, name: CTO, emails: [cto@example.org]}
+  - {id: logician, name: Logician, emails: [logician@example.org]}
+passes:
+  - {id: layer2, conditions: [A, B], dimensions: [D2], after: [layer1]}
+  - {id: layer1, conditions: [A, B], dimensions: [D1], primary: true}
+markers: [FACT, HYP]
+security: {require_signed: false, allowed_signers: null}
+locked: [study_dir, responses, scale, conditions, transitions, dimensions, questions, passes, markers, rules]
+"""
+
+
+def test_a_pass_ordered_after_another_waits_for_the_raters_earlier_seal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """layer2 is listed first but ordered after layer1: status sends the rater to layer1, says
+    why layer2 waits, and offers layer2's seal only once layer1 is sealed (when `seal` takes it)."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("aoven.yaml", LAYERS)
+    for c in "ab":
+        repo.write(f"study/test_{c}/q1.md", "# Q1\n\n## Response\n\nBlue light scatters most.\n")
+    repo.commit("plan and responses")
+    s = Probes(repo, monkeypatch)
+    waiting = ("layer2/main: seal your layer1 sheet first: the plan orders layer2 after layer1 (`after`), "
+               "so `seal` refuses layer2 until then")
+    first = s.status("cto")
+    assert first["next"]["command"] == "aoven-git sheet --rater cto -o study/scores_cto.md"
+    assert {"command": None, "why": waiting} in first["steps"]
+
+    for pass_id, dim in (("layer1", "D1"), ("layer2", "D2")):
+        name = "scores_cto.md" if pass_id == "layer1" else f"scores_cto_{pass_id}.md"
+        repo.write(f"study/{name}", f"---\nrater: cto\npass: {pass_id}\n---\n\n| Q | Cond | {dim} |\n"
+                                    "|---|---|---|\n| Q1 | A | 0 |\n| Q1 | B | 0 |\n")
+    written = s.status("cto")
+    assert table(written)[("cto", "layer2")] == "valid" and table(written)[("cto", "layer1")] == "valid"
+    assert written["next"]["command"] == "aoven-git seal --rater cto"
+    assert {"command": None, "why": waiting} in written["steps"]
+    s.as_("cto")
+    assert run_cli("seal", "--rater", "cto", "--pass", "layer2", cwd=repo.path).code != 0  # seal's own rule
+
+    s.run("cto", "seal", "--rater", "cto")
+    sealed = s.status("cto")
+    assert sealed["next"]["command"] == "aoven-git seal --rater cto --pass layer2"
+    assert all(step["why"] != waiting for step in sealed["steps"])
+    s.run("cto", "seal", "--rater", "cto", "--pass", "layer2")
