@@ -1,12 +1,12 @@
 """Full blinding: opaque items, the text a blind rater sees, the leak scan and the key.
 
 A blinded pass is only blind if nothing in what a rater reads, or in how it is named and ordered,
-tells the condition. So every item of the pass goes through one normalisation (the baseline as generated,
-every treatment from its stripped copy, all the same way), the result is scanned for anything that
-still names a condition or the protocol, and the files get random ids that say nothing about the
-item. The mapping from id back to (question, condition, replicate) is the **key**; the tool commits
-only its SHA-256 until every required rater has sealed, which makes the key a commitment the raters
-cannot read (docs/blinding.md).
+tells the condition. So every item of the pass goes through one normalisation (the baseline as
+generated, every treatment from its stripped copy, all the same way), the result is scanned for
+anything that still names a condition or the protocol, and the files get random ids that say
+nothing about the item. The mapping from id back to (question, condition, replicate) is the
+**key**; the tool commits only its SHA-256 until every required rater has sealed, which makes the
+key a commitment the raters cannot read (docs/blinding.md).
 
 Everything here is pure: no git, no file system. Callers pass text, bytes, marker ids, leak
 regexes and an RNG; the commands decide where things are written.
