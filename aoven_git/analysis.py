@@ -67,7 +67,7 @@ from aoven_git.readiness import (
     withdrawn_from,
     withdrawn_kept,
 )
-from aoven_git.reconciliation import consensus_files, flagged_keys, without_raters
+from aoven_git.reconciliation import consensus_files, flag_spread, flagged_keys, without_raters
 from aoven_git.verdict import (
     CellResolution,
     Verdict,
@@ -321,7 +321,7 @@ def resolve(
             elif c.state == "contested":
                 settled[key], options[key] = "contested", list(c.options)
         out[p.id] = resolve_cells(
-            passes[p.id].scores, settled, flag_spread=plan.rules.flag_spread,
+            passes[p.id].scores, settled, flag_spread=flag_spread(plan),
             unflagged=plan.rules.unflagged, alternatives=options,
         )
     return out
@@ -338,7 +338,7 @@ def pass_consensus(plan: Plan, passes: Mapping[str, PassData], reconciliations: 
                 raters_of.setdefault(key, []).append(rater)
         rows = [row for rec in reconciliations if (rec.pass_id, rec.round_id, rec.amendment) ==
                 (p.id, round_id, None) for row in rec.rows]
-        out[p.id] = cell_consensus(rows, raters_of, flagged_keys(passes[p.id].scores, plan.rules.flag_spread))
+        out[p.id] = cell_consensus(rows, raters_of, flagged_keys(passes[p.id].scores, flag_spread(plan)))
     return out
 
 
@@ -588,7 +588,7 @@ def document(parts: Parts) -> dict[str, Any]:
         "verdict_pass": plan.primary_pass.id,
         "counted_dimensions": list(verdict.counted),
         "excluded_dimensions": dict(verdict.excluded),
-        "dimensions": dimension_means(plan, ev, verdict.counted),
+        "dimensions": condition_dimension_means(parts, dimension_means(plan, ev, verdict.counted)),
         "questions": _questions(parts),
         "rules": [] if parts.design else _rules(parts),
         **(design_part(parts) if parts.design else {}),
@@ -655,6 +655,29 @@ def condition_means(parts: Parts) -> dict[str, Fraction | None]:
         known = c in plan.primary_pass.conditions and keys and all(k in cells for k in keys)
         out[c] = sum((cells[k] for k in keys), Fraction(0)) / len(rnd.questions) if known and rnd else None
     return out
+
+
+def condition_dimension_means(parts: Parts, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For a design on an ordinal scale, each dimension row gains `mean_<condition>` (and its
+    exact twin) for every condition: the mean over the round's questions of the primary pass's
+    cells, replicates averaged first; None for an open cell or while withheld. A seed plan's rows
+    are returned as they are (its `mean_A`/`mean_B` keys never move)."""
+    from aoven_git.verdict import average_replicates
+
+    plan = parts.plan
+    if parts.design is None or plan.scale.nominal:
+        return rows
+    rnd = plan.round_(parts.round_id)
+    questions = rnd.questions if rnd else ()
+    ready = parts.verdict.evaluation is not None
+    cells = average_replicates(parts.resolutions[plan.primary_pass.id]).values if ready else {}
+    for row in rows:
+        for c in (c.id for c in plan.conditions):
+            keys = [CellKey(q, c, row["id"]) for q in questions]
+            known = bool(keys) and all(k in cells for k in keys)
+            mean = sum((cells[k] for k in keys), Fraction(0)) / len(keys) if known else None
+            row[f"mean_{c}"], row[f"mean_{c}_exact"] = full(mean), exact_str(mean)
+    return rows
 
 
 def design_headline(parts: Parts) -> dict[str, Any]:
