@@ -4,8 +4,7 @@ Chromium for the page itself (as tests/test_score_page.py does).
 
 A labelled scale shows one button per label and the page sends and receives labels; each sampled
 response is an item of its own (`L1/TRT#2`, titled `L1 · TRT #2`); a stripped or blind pass stays
-blind by construction. The full round trip through `validate` needs the sheets layer to read
-labels and `Rep` columns (branch sheets21): those tests say so and skip until it does.
+blind by construction. Saved sheets go through the real `validate`.
 """
 
 from __future__ import annotations
@@ -21,11 +20,8 @@ import pytest
 from aoven_git.commands._common import resolve_study
 from aoven_git.commands.sheet import blind_items, resolve_sheet
 from aoven_git.model import SheetId
-from aoven_git.plan import load_plan
 from aoven_git.scoring.content import BadRequest, entries_of, load_page
 from aoven_git.scoring.server import ScoreServer
-from aoven_git.sheet_writer import render_sheet
-from aoven_git.validation import validate_sources
 from tests.conftest import GitRepo, run_cli
 from tests.test_blinding_designs import ArmsStudy, blind
 from tests.test_score_page import _chromium_run, _request, _score_process, _selftest, _tells
@@ -99,19 +95,6 @@ def get_sheet(root: Path, rater: str = "cto", pass_id: str | None = None) -> tup
         status, raw = _request(server, "GET", "/api/sheet")
     assert status == 200
     return json.loads(raw), raw
-
-
-def sheets_layer_reads(plan_text: str, tmp_path: Path) -> bool:
-    """Whether the sheets layer reads what the page writes for this plan: a full sheet of the
-    first label (or 0), written by the one sheet writer, validates. False until the branch that
-    teaches score files labels and `Rep` columns is merged."""
-    (tmp_path / "probe.yaml").write_text(plan_text, encoding="utf-8")
-    plan = load_plan(tmp_path / "probe.yaml")
-    sheet = SheetId("cto", plan.primary_pass.id, plan.main_round.id)
-    first = plan.scale.label(plan.scale.min)
-    cells = {str(k): (first, "") for k in plan.expected_cells(sheet.pass_id, "main")}
-    text = render_sheet(plan, sheet, "long", None, cells)
-    return validate_sources(plan, {"study/scores_cto.md": text.encode()}, root=None).ok
 
 
 # --------------------------------------------------------------------------- the API
@@ -201,8 +184,6 @@ def test_a_labelled_pass_scored_in_chromium_uses_one_button_per_label_and_saves_
     written = (repo.path / "study" / "scores_cto.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| (L\d) \| (CTRL|TRT) \| ([VW]) \| (\w+) \|", written, re.M)
     assert {(q, c, d): v for q, c, d, v in rows} == {tuple(k.split("/")): v for k, v in out["cells"].items()}
-    if not sheets_layer_reads(LABELLED_NO_REPLICATES, tmp_path):
-        pytest.skip("the sheets layer does not read labelled sheets yet (branch sheets21)")
     assert out["result"]["validate"]["ok"] is True
 
 
@@ -218,8 +199,6 @@ def test_the_page_draws_label_buttons_and_the_labels_in_its_rubric(tmp_path: Pat
 
 
 def test_a_replicated_labelled_sheet_saved_from_the_page_validates(tmp_path: Path) -> None:
-    if not sheets_layer_reads(PLAN, tmp_path):
-        pytest.skip("the sheets layer does not read Rep columns and labels yet (branch sheets21)")
     repo = probe_study(tmp_path)
     with _score_process(repo.path, "--rater", "cto") as url:
         out = _selftest(tmp_path, url)
@@ -231,8 +210,6 @@ def test_a_replicated_labelled_sheet_saved_from_the_page_validates(tmp_path: Pat
 def test_validation_messages_of_a_stripped_replicated_sheet_name_no_condition(tmp_path: Path) -> None:
     """An unfinished sheet of the one-condition stripped pass: `validate` names the unscored items
     (`L2/TRT#2`), and the page gets them as it names them (`L2#2`), never the condition."""
-    if not sheets_layer_reads(PLAN, tmp_path):
-        pytest.skip("the sheets layer does not read Rep columns and labels yet (branch sheets21)")
     repo = probe_study(tmp_path)
     with served(repo.path, "cto", "quiet") as server:
         body = json.dumps({"cells": {"L1#1/V": "PASS", "L1#2/V": "fail"}}).encode()

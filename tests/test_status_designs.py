@@ -30,7 +30,7 @@ from aoven_git.reconciliation import Disagreement
 from aoven_git.schemas import validator
 from aoven_git.sheet_writer import render_sheet
 from tests.conftest import GitRepo, run_cli
-from tests.test_score_page_designs import PLAN, probe_study, sheets_layer_reads
+from tests.test_score_page_designs import probe_study
 
 FLAGGED = CellKey("L1", "TRT", "V", 2)
 PEOPLE = {r: (r.title(), f"{r}@example.org") for r in ("cto", "logician", "lead")}
@@ -113,8 +113,6 @@ def table(doc: dict) -> dict[tuple[str, str], str]:
 
 def test_a_probe_study_with_labels_and_replicates_from_first_sheet_to_reconciliation(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not sheets_layer_reads(PLAN, tmp_path):
-        pytest.skip("the sheets layer does not read Rep columns and labels yet (branch sheets21)")
     s = Probes(probe_study(tmp_path), monkeypatch)
     first = s.status("cto")
     assert set(table(first).values()) == {"missing"}

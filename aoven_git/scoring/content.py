@@ -22,12 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aoven_git.model import CellKey, Plan, SheetId
-
-if TYPE_CHECKING:
-    from aoven_git.quotes import ResponseTexts
 
 #: the longest citation the page may send for one cell (a quote plus a transition)
 MAX_NOTE = 2000
@@ -95,21 +92,6 @@ def cell_id(row: tuple[str, ...], dimension: str) -> str:
     return f"{row_id(row)}/{dimension}"
 
 
-def _response_text(texts: ResponseTexts, q: str, c: str, r: int, stripped: bool) -> str | None:
-    """The response of one (question, condition, replicate) as the pass saw it: `texts` reads
-    it; a stripped copy not written yet is derived from its original as `strip-markers` would."""
-    if not r:
-        return texts.text(q, c, stripped)
-    plan = texts.plan
-    found = texts.get(f"{plan.study_dir}/{plan.response_path(c, q, stripped=stripped, replicate=r)}")
-    if found is None and stripped:
-        from aoven_git.markers import strip_response
-
-        original = texts.get(f"{plan.study_dir}/{plan.response_path(c, q, replicate=r)}")
-        found = strip_response(original, plan.markers).text if original is not None else None
-    return found
-
-
 def _item(q: str, c: str, r: int, one_condition: bool) -> tuple[str, tuple[str, ...], str]:
     """(page id, sheet row, title) of a question's response under a condition (and replicate)
     on a pass that shows conditions; `one_condition`: a stripped pass of one condition, named by
@@ -142,7 +124,7 @@ def build_items(plan: Plan, sheet: SheetId, root: Path, blind_items: list[str] |
     for q in rnd.questions:
         for c in conditions:
             for r in plan.replicate_ids:
-                raw = _response_text(texts, q, c, r, p.stripped) or ""
+                raw = texts.text(q, c, p.stripped, r) or ""
                 item_id, row, title = _item(q, c, r, p.stripped and len(conditions) == 1)
                 if p.stripped:
                     raw = normalise(raw, plan.markers, questions.get(q) or q) if raw else ""
