@@ -20,7 +20,7 @@ from aoven_git.blind_corpus import corpus_violations, unblind_sheet
 from aoven_git.blinding import BlindKey, Item, KeyEntry, KeyProblem, build_corpus, check_corpus, parse_key
 from aoven_git.model import CellKey, SheetId
 from aoven_git.plan import load_plan
-from aoven_git.seals import format_seal, sha256
+from aoven_git.sheet_writer import render_sheet
 from aoven_git.validation import validate_sources
 from tests.conftest import GitRepo, Result, run_cli
 
@@ -231,10 +231,10 @@ def test_a_corpus_missing_one_replicate_is_blind_missing_item_naming_it() -> Non
 # --------------------------------------------------------------------------- unblinding
 
 
-def _seal_blind_sheet(s: ArmsStudy, rater: str, key: BlindKey) -> dict[CellKey, int]:
+def _seal_both_passes(s: ArmsStudy, rater: str, key: BlindKey) -> dict[CellKey, int]:
     """The rater scores the opaque sheet `sheet` wrote (scores picked by item, as only a test
-    can), and seals it with `aoven-git seal`; their primary-pass seal is written by hand (that
-    sheet's Rep column is another module's subject). Returns the scores by true cell."""
+    can) and the open pass with the very same scores (a sheet with a `Rep` column, through the one
+    sheet writer), and seals both with `aoven-git seal`. Returns the scores by true cell."""
     res = s.run(rater, "sheet", "--rater", rater, "--pass", "hidden")
     assert res.code == 0, res.output
     item = {e.blind_id: e.item for e in key.entries}
@@ -242,28 +242,27 @@ def _seal_blind_sheet(s: ArmsStudy, rater: str, key: BlindKey) -> dict[CellKey, 
 
     def fill(m: re.Match[str]) -> str:
         q, c, r = item[m.group(1)]
-        d1, d2 = (r + len(c)) % 4, (r + (rater == "cto")) % 4
+        d1, d2 = (r + len(c)) % 4, (r + len(q) * (rater == "cto") + (c == "B")) % 4
         want.update({CellKey(q, c, "D1", r): d1, CellKey(q, c, "D2", r): d2})
         return f"| {m.group(1)} | {d1} | {d2} | {d1 + d2} |"
 
     text = re.sub(r"^\| ([a-z0-9]{12}) \|  \|  \|  \|", fill, res.out, flags=re.M)
     assert re.findall(r"^\| ([a-z0-9]{12}) \|", text, re.M) == sorted(item)
     s.write(f"study/scores_{rater}_hidden.md", text)
-    res = s.run(rater, "seal", "--rater", rater, "--pass", "hidden")
-    assert res.code == 0, res.output
-    primary = f"study/scores_{rater}.md"
-    s.write(primary, f"---\nrater: {rater}\n---\n\n(scored elsewhere)\n")
-    seal = f"study/seals/scores_{rater}.sha256"
-    s.write(seal, format_seal(sha256((s.path / primary).read_bytes()), "scores_" + rater + ".md",
-                              SheetId(rater, "unblinded", "main")))
-    s.sneak(rater, f"seal {rater} unblinded", seal)
+    plan = load_plan(s.path / "aoven.yaml")
+    entries = {str(k): (str(v), "") for k, v in want.items()}
+    s.write(f"study/scores_{rater}.md", render_sheet(plan, SheetId(rater, "unblinded", "main"), "long", None,
+                                                     entries))
+    for pass_id in ("unblinded", "hidden"):
+        res = s.run(rater, "seal", "--rater", rater, "--pass", pass_id)
+        assert res.code == 0, res.output
     return want
 
 
 def test_unblind_maps_each_blind_cell_back_to_its_question_condition_and_replicate(
         study: ArmsStudy, tmp_path: Path) -> None:
     key_file, key = blind(study, tmp_path)
-    wanted = {r: _seal_blind_sheet(study, r, key) for r in ("cto", "logician")}
+    wanted = {r: _seal_both_passes(study, r, key) for r in ("cto", "logician")}
     res = study.run("lead", "unblind", "--pass", "hidden", "--key", str(key_file))
     assert res.code == 0, res.output
     assert study.git("show", "--name-only", "--format=", "HEAD") == KEY_JSON
@@ -277,6 +276,30 @@ def test_unblind_maps_each_blind_cell_back_to_its_question_condition_and_replica
         assert {c.key.condition for c in sheet.cells} == {"?"}
         assert unblind_sheet(sheet, key).scores() == wanted[sheet.sheet.rater]
         assert {c.key.item for c in unblind_sheet(sheet, key).cells} == set(ITEMS)
+
+
+def test_the_report_of_an_unblinded_replicated_pass_agrees_with_the_open_pass_of_the_same_scores(
+        study: ArmsStudy, tmp_path: Path) -> None:
+    """Each rater gave the blind pass exactly the scores of the open pass: mapped back through the
+    key, the blind pass's items and agreement must be the open pass's, dimension by dimension
+    (a replicate lost or crossed in the mapping would change the pairs κ counts)."""
+    key_file, key = blind(study, tmp_path)
+    for r in ("cto", "logician"):
+        _seal_both_passes(study, r, key)
+    assert study.run("lead", "unblind", "--pass", "hidden", "--key", str(key_file)).code == 0
+    for r in ("cto", "logician"):
+        for pass_id in ("unblinded", "hidden"):
+            res = study.run(r, "reveal", "--rater", r, "--pass", pass_id)
+            assert res.code == 0, res.output
+    verified = json.loads(run_cli("verify-seal", "--format", "json", cwd=study.path).out)
+    assert verified["status"] == "complete" and verified["violations"] == []
+    res = run_cli("report", "--format", "json", "--bootstrap", "0", cwd=study.path)
+    doc = json.loads(res.out)
+    assert [(b["pass"], b["state"]) for b in doc["blind_passes"]] == [("hidden", "unblinded")]
+    for d in ("D1", "D2"):
+        blind_kappa, open_kappa = doc["kappa"]["hidden"][d], doc["kappa"]["unblinded"][d]
+        assert blind_kappa["value"] is not None and blind_kappa["value"] == open_kappa["value"]
+        assert blind_kappa["pairs"] == open_kappa["pairs"]
 
 
 def test_attack_a_committed_key_swapping_two_replicates_is_blind_mismatch(
