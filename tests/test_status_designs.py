@@ -30,6 +30,7 @@ from aoven_git.reconciliation import Disagreement
 from aoven_git.schemas import validator
 from aoven_git.sheet_writer import render_sheet
 from tests.conftest import GitRepo, run_cli
+from tests.test_blinding_designs import ArmsStudy, blind
 from tests.test_score_page_designs import probe_study
 
 FLAGGED = CellKey("L1", "TRT", "V", 2)
@@ -207,3 +208,19 @@ def test_a_pass_ordered_after_another_waits_for_the_raters_earlier_seal(
     assert sealed["next"]["command"] == "aoven-git seal --rater cto --pass layer2"
     assert all(step["why"] != waiting for step in sealed["steps"])
     s.run("cto", "seal", "--rater", "cto", "--pass", "layer2")
+
+
+def test_a_blind_pass_over_three_conditions_and_replicates_before_and_after_blinding(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    arms = ArmsStudy(tmp_path / "repo", monkeypatch)
+    arms.start()
+    s = Probes(arms, monkeypatch)
+    lead = s.status("lead")
+    assert lead["blind_passes"] == [{"pass": "hidden", "state": "not-blinded", "unsealed": []}]
+    assert lead["next"]["command"] == "aoven-git blind --pass hidden"
+    blind(arms, tmp_path)
+    lead = s.status("lead")
+    assert lead["blind_passes"] == [{"pass": "hidden", "state": "blinded", "unsealed": ["cto", "logician"]}]
+    cto = s.status("cto")
+    commands = [step["command"] for step in cto["steps"]]
+    assert "aoven-git sheet --rater cto --pass hidden -o study/scores_cto_hidden.md" in commands
