@@ -33,20 +33,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from aoven_git import __version__
 from aoven_git.attribution import CellConsensus, cell_consensus
-from aoven_git.criteria import Evaluated
-from aoven_git.decisions import decide as decide_table
+from aoven_git.design_report import (
+    Design,
+    condition_dimension_means,
+    decide_design,
+    design_headline,
+    design_part,
+    verdict_passes,
+)
 from aoven_git.errors import UsageError
 from aoven_git.model import (
     CellKey,
-    Criterion,
-    CriterionResult,
-    Decision,
     Pass,
     Plan,
     Reconciliation,
@@ -68,21 +71,18 @@ from aoven_git.readiness import (
     withdrawn_kept,
 )
 from aoven_git.reconciliation import consensus_files, flag_spread, flagged_keys, without_raters
+from aoven_git.report_values import NO_MEANS, WITHHELD, exact_str, full, rule_entry
 from aoven_git.verdict import (
     CellResolution,
     Verdict,
-    VerdictName,
     blinding_pass,
     decide,
     resolve_cells,
     self_bias,
-    terminal_message,
 )
-from aoven_git.verdict_rules import Evaluation, RuleResult, rules_template
+from aoven_git.verdict_rules import Evaluation, rules_template
 
 SCHEMA = "aoven-git/report/1"
-WITHHELD = "withheld while the verdict is NOT-READY"
-NO_MEANS = "a labelled scale has no means"
 #: Small-sample caveats (docs/statistics.md, "Caveats"): a κ on fewer items than this, or a
 #: bootstrap interval wider than this, is flagged in every format.
 CAVEAT_MIN_ITEMS = 20
@@ -104,16 +104,6 @@ class ReportData:
         # document is plain JSON by contract, and a JSON round trip copies a 20-rater study's
         # document several times faster than copy.deepcopy (it also refuses NaN on the way).
         return json.loads(json.dumps(self.document, allow_nan=False))
-
-
-def full(x: Fraction | float | int | None) -> float | None:
-    """A number at full precision (the correctly rounded float of an exact value)."""
-    return None if x is None else float(x)
-
-
-def exact_str(x: Fraction | None) -> str | None:
-    """An exact value as the `"p/q"` string the document carries next to its float."""
-    return None if x is None else str(x)
 
 
 # --------------------------------------------------------------------------- 1. group
@@ -279,22 +269,12 @@ def dimension_gate(plan: Plan, pairs: Mapping[Any, Any], by_pair: Mapping[Any, A
 # --------------------------------------------------------------------------- 3. readiness
 
 
-def _verdict_passes(plan: Plan) -> set[str]:
-    """The passes the verdict reads: the primary and its stripped pass, and with a decision
-    table every pass a criterion reads."""
-    from aoven_git.criteria import passes_read
-
-    stripped = blinding_pass(plan)
-    read = {p for c in plan.criteria for p in passes_read(plan, c)} if plan.decisions else set()
-    return {plan.primary_pass.id} | ({stripped.id} if stripped else set()) | read
-
-
 def pending_blockers(
     plan: Plan, passes: Mapping[str, PassData], blind: Sequence[BlindState] = ()
 ) -> list[str]:
     """Required raters without a file in a pass the verdict uses, and such a pass that is blind
     and not unblinded yet."""
-    used = _verdict_passes(plan)
+    used = verdict_passes(plan)
     out = [
         f"required rater {rater} has not revealed scores for pass {p.id}"
         for p in plan.passes if p.id in used
@@ -401,7 +381,7 @@ def analyse(
     sheets, blind = unblind_sheets(plan, sheets, blind_keys or {}, round_id)
     passes, problems = group_sheets(plan, sheets, round_id)
     kappas = pass_agreement(plan, passes, bootstrap=bootstrap, seed=seed, method=method)
-    ready = readiness(round_id=round_id, used=_verdict_passes(plan), seals=seals, validation=validation,
+    ready = readiness(round_id=round_id, used=verdict_passes(plan), seals=seals, validation=validation,
                       sheets=sheets, reconciliations=reconciliations, folders=amendment_folders(plan),
                       problems=[*blockers, *problems, *pending_blockers(plan, passes, blind)])
     consensus = pass_consensus(plan, passes, reconciliations, round_id)
@@ -471,67 +451,6 @@ def decide_round(plan: Plan, resolutions: Mapping[str, Mapping[CellKey, CellReso
 
 
 # --------------------------------------------------------------------------- 5b. designs
-
-
-@dataclass(frozen=True)
-class Design:
-    """A plan with a decision table (docs/statistics.md, "Criteria", "Decisions"): every
-    criterion evaluated, the seed verdict behind each `seed` one, and the decision."""
-
-    evaluated: Evaluated
-    decision: Decision
-
-
-def design_blockers(plan: Plan, resolutions: Mapping[str, CellResolution], round_id: str,
-                    blockers: Sequence[str], previous: Mapping[str, str]) -> list[str]:
-    """What withholds a decision: the seed's readiness (seals, files, pending raters, re-test
-    rules) and open cells in any pass a criterion reads."""
-    from aoven_git.verdict import open_cell_reasons, retest_problems
-
-    out = [*blockers, *retest_problems(plan, round_id, previous)]
-    where = consensus_files(plan, round_id, None)
-    for pass_id in (p.id for p in plan.passes if p.id in _verdict_passes(plan)):
-        out += open_cell_reasons(pass_id, resolutions[pass_id], where)
-    return out
-
-
-def decide_design(plan: Plan, resolutions: Mapping[str, CellResolution], kappas: Mapping[str, PassAgreement],
-                  round_id: str, blockers: Sequence[str], seed: Verdict,
-                  previous: Mapping[str, str]) -> tuple[Verdict, Design]:
-    """The criteria, the decision, and the verdict that summarises it (CONTRACT of the report:
-    not-ready → NOT-READY, contested → CONTESTED, undecided → INCONCLUSIVE, a row with `if:` →
-    PASS, `otherwise` → FAIL). The seed evaluation of `Plan.treatment` stays for the improvement
-    on an ordinal scale; the seed's extremes move into each `seed` criterion."""
-    from aoven_git.criteria import Inputs, evaluate_all
-
-    inputs = Inputs(resolutions, {p: a.counted for p, a in kappas.items()}, round_id,
-                    {p: a.excluded for p, a in kappas.items()})
-    evaluated = evaluate_all(plan, inputs)
-    not_ready = design_blockers(plan, resolutions, round_id, blockers, previous)
-    decision = decide_table(plan, evaluated.results, not not_ready, not_ready)
-    name, summary = design_summary(plan, decision, not_ready)
-    reasons, terminal = list(decision.reasons), False
-    rounds = [r.id for r in plan.rounds]
-    before = rounds[rounds.index(round_id) - 1] if rounds.index(round_id) > 0 else None
-    if name == "INCONCLUSIVE" and before is not None and previous.get(before) == "INCONCLUSIVE":
-        message = terminal_message(plan)
-        summary, reasons, terminal = f"INCONCLUSIVE, terminal: {message}", [message, *reasons], True
-    keep = seed.evaluation if not plan.scale.nominal and not not_ready else None
-    verdict = replace(seed, verdict=name, summary=summary, reasons=tuple(reasons), terminal=terminal,
-                      evaluation=keep, best=None, worst=None, contested=(), not_ready=tuple(not_ready))
-    return verdict, Design(evaluated, decision)
-
-
-def design_summary(plan: Plan, decision: Decision, not_ready: Sequence[str]) -> tuple[VerdictName, str]:
-    """The verdict that summarises a decision, and the one-line summary ("Decision: adopt P1+P2
-    (row 2)")."""
-    if decision.status == "not-ready":
-        return "NOT-READY", f"NOT-READY: {not_ready[0]}"
-    if decision.status != "decided":
-        name: VerdictName = "CONTESTED" if decision.status == "contested" else "INCONCLUSIVE"
-        return name, f"Decision {decision.status}: blocked by {', '.join(decision.blocking)}"
-    row = plan.decisions[(decision.row or 1) - 1]
-    return ("FAIL" if row.otherwise else "PASS"), f"Decision: {decision.then} (row {decision.row})"
 
 
 @dataclass(frozen=True)
@@ -612,7 +531,7 @@ def document(parts: Parts) -> dict[str, Any]:
         "deviations": [d.as_dict() for d in deviations(plan)],
         "protocol_deviations": dict(parts.protocol),
         "reconciliation": _reconciliation(parts),
-        "blind_passes": [b.as_dict(b.pass_id in _verdict_passes(plan)) for b in parts.blind],
+        "blind_passes": [b.as_dict(b.pass_id in verdict_passes(plan)) for b in parts.blind],
         "uncertainty": uncertainty(parts),
     }
     return {**out, "reporting_checklist": checklist(parts, out)}
@@ -637,121 +556,6 @@ def headline(plan: Plan, ev: Evaluation | None) -> dict[str, Any]:
         "improvement_exact": exact_str(ev.improvement) if ev else None,
         "means": {a: full(ev.mean_a) if ev else None, b: full(ev.mean_b) if ev else None},
         "means_exact": {a: exact_str(ev.mean_a) if ev else None, b: exact_str(ev.mean_b) if ev else None},
-    }
-
-
-def condition_means(parts: Parts) -> dict[str, Fraction | None]:
-    """Every condition's mean aggregate over the round's questions: the sum over the counted
-    dimensions of the primary pass, a question's replicates averaged first (docs/statistics.md,
-    "Replicates"); None for a condition the pass does not score or with an open cell."""
-    from aoven_git.verdict import average_replicates
-
-    plan, verdict = parts.plan, parts.verdict
-    rnd = plan.round_(parts.round_id)
-    cells = average_replicates(parts.resolutions[plan.primary_pass.id]).values
-    out: dict[str, Fraction | None] = {}
-    for c in (c.id for c in plan.conditions):
-        keys = [CellKey(q, c, d) for q in (rnd.questions if rnd else ()) for d in verdict.counted]
-        known = c in plan.primary_pass.conditions and keys and all(k in cells for k in keys)
-        out[c] = sum((cells[k] for k in keys), Fraction(0)) / len(rnd.questions) if known and rnd else None
-    return out
-
-
-def condition_dimension_means(parts: Parts, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """For a design on an ordinal scale, each dimension row gains `mean_<condition>` (and its
-    exact twin) for every condition: the mean over the round's questions of the primary pass's
-    cells, replicates averaged first; None for an open cell or while withheld. A seed plan's rows
-    are returned as they are (its `mean_A`/`mean_B` keys never move)."""
-    from aoven_git.verdict import average_replicates
-
-    plan = parts.plan
-    if parts.design is None or plan.scale.nominal:
-        return rows
-    rnd = plan.round_(parts.round_id)
-    questions = rnd.questions if rnd else ()
-    ready = parts.verdict.evaluation is not None
-    cells = average_replicates(parts.resolutions[plan.primary_pass.id]).values if ready else {}
-    for row in rows:
-        for c in (c.id for c in plan.conditions):
-            keys = [CellKey(q, c, row["id"]) for q in questions]
-            known = bool(keys) and all(k in cells for k in keys)
-            mean = sum((cells[k] for k in keys), Fraction(0)) / len(keys) if known else None
-            row[f"mean_{c}"], row[f"mean_{c}_exact"] = full(mean), exact_str(mean)
-    return rows
-
-
-def design_headline(parts: Parts) -> dict[str, Any]:
-    """`improvement` (the seed improvement of `Plan.treatment`, ordinal scales only) and every
-    condition's mean; `{}` on a nominal scale, nulls while withheld."""
-    plan, ev = parts.plan, parts.verdict.evaluation
-    if plan.scale.nominal:
-        return {"improvement": None, "improvement_exact": None, "means": {}, "means_exact": {}}
-    means = condition_means(parts) if ev is not None else {c.id: None for c in plan.conditions}
-    return {
-        "improvement": full(ev.improvement) if ev else None,
-        "improvement_exact": exact_str(ev.improvement) if ev else None,
-        "means": {c: full(m) for c, m in means.items()},
-        "means_exact": {c: exact_str(m) for c, m in means.items()},
-    }
-
-
-def design_part(parts: Parts) -> dict[str, Any]:
-    """`criteria[]` and `decision` of a plan with a decision table (docs/report.md)."""
-    plan, design = parts.plan, parts.design
-    assert design is not None
-    withheld = design.decision.status == "not-ready"
-    entries = []
-    for result in design.evaluated.results:
-        criterion = plan.criterion(result.id)
-        assert criterion is not None
-        seed = design.evaluated.seeds.get(result.id)
-        entries.append(criterion_entry(plan, criterion, result, seed, withheld))
-    return {"criteria": entries, "decision": decision_entry(plan, design.decision)}
-
-
-def criterion_entry(plan: Plan, criterion: Criterion, result: CriterionResult, seed: Verdict | None,
-                    withheld: bool) -> dict[str, Any]:
-    """One criterion as the document carries it; while NOT-READY its values are withheld (null)
-    and its outcome is `undecided`, like the seed's rules. A `seed` criterion's `of` is its
-    treatment and the baseline."""
-    from aoven_git.criteria import describe
-
-    bound = criterion.bound
-    values = {k: None for k in result.values} if withheld else result.values
-    evaluation = seed.evaluation if seed is not None and not withheld else None
-    rules = [rule_entry(r) for r in evaluation.rules] if evaluation is not None else []
-    return {
-        "id": criterion.id,
-        "kind": criterion.kind,
-        "text": describe(plan, criterion),
-        "of": list(criterion.of) if criterion.kind != "seed" else [criterion.treatment or plan.treatment.id,
-                                                                    plan.baseline.id],
-        "bound": {"kind": bound.kind, "value": full(bound.value), "value_exact": exact_str(bound.value)}
-        if bound else None,
-        "outcome": "undecided" if withheld else result.outcome,
-        "values": {k: full(v) for k, v in values.items()},
-        "values_exact": {k: exact_str(v) for k, v in values.items()},
-        "satisfied": {} if withheld else dict(result.satisfied),
-        "require": criterion.require,
-        "passes": list(result.passes),
-        "reasons": [WITHHELD] if withheld else list(result.reasons),
-        "extremes": {"best": result.extremes[0], "worst": result.extremes[1]}
-        if result.extremes and not withheld else None,
-        "rules": rules,
-    }
-
-
-def decision_entry(plan: Plan, decision: Decision) -> dict[str, Any]:
-    """The decision and every row's outcome (1-based rows)."""
-    return {
-        "status": decision.status,
-        "then": decision.then,
-        "row": decision.row,
-        "blocking": list(decision.blocking),
-        "reasons": list(decision.reasons),
-        "rows": [{"row": i, "if": list(row.criteria), "then": row.then, "otherwise": row.otherwise,
-                  "outcome": outcome}
-                 for i, (row, outcome) in enumerate(zip(plan.decisions, decision.rows, strict=True), 1)],
     }
 
 
@@ -812,20 +616,6 @@ def _excluded(parts: Parts) -> list[dict[str, Any]]:
     return [{"rater": r, "codes": codes,
              "messages": [v.get("message") for v in violations if v.get("rater") == r]}
             for r, codes in parts.excluded.items()]
-
-
-def rule_entry(r: RuleResult) -> dict[str, Any]:
-    return {
-        "id": r.id,
-        "kind": r.kind,
-        "text": r.text,
-        "value": full(r.value),
-        "value_exact": exact_str(r.value),
-        "threshold": full(r.threshold),
-        "threshold_exact": exact_str(r.threshold),
-        "outcome": r.outcome,
-        "reason": r.reason,
-    }
 
 
 def _rules(parts: Parts) -> list[dict[str, Any]]:
