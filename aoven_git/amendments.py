@@ -30,7 +30,6 @@ from aoven_git.analysis import (
     PassAgreement,
     PassData,
     ReportData,
-    decide_design,
     decide_round,
     dimension_means,
     exact_str,
@@ -40,6 +39,7 @@ from aoven_git.analysis import (
     resolve,
 )
 from aoven_git.attribution import CellConsensus, cell_consensus
+from aoven_git.design_report import decide_design
 from aoven_git.model import Amendment, CellKey, Plan, Reconciliation, ScoreSheet
 from aoven_git.readiness import invalid_file, withdrawn_from
 from aoven_git.reconciliation import flag_spread as plan_flag_spread

@@ -413,9 +413,6 @@ def test_an_honest_sheet_with_every_accepted_rep_form_is_valid(probes: Probes) -
 # --------------------------------------------------------------------------- responses
 
 
-@pytest.mark.xfail(strict=True, reason="naming.Responses lists replicate 0 only (l1_0.md), so no "
-                   "response of a plan with replicates is frozen; fixed on branch blind21 (naming.py, "
-                   "Responses iterates plan.replicate_ids): drop this mark when it merges")
 def test_replicate_responses_swapped_by_the_lead_after_the_first_seal(probes: Probes) -> None:
     """The lead swaps TRT's sample 1 and 2 of L1 after the raters sealed: the responses they
     scored moved under their cells (`responses_changed_after_seal` reports it as
@@ -579,9 +576,6 @@ def test_labels_that_differ_only_in_letter_case_are_a_plan_error(probes: Probes)
     assert "aoven.yaml:6" in res.output and "scale" in res.output
 
 
-@pytest.mark.xfail(strict=True, reason="sealing.readiness_problems looks for replicate 0's response "
-                   "files (l1_0.md), so `seal` refuses every plan with replicates; fixed on branch "
-                   "blind21 (sealing.py): drop this mark when it merges")
 def test_seal_and_reveal_of_a_replicated_labelled_sheet_through_the_cli(probes: Probes) -> None:
     """The honest path through the real commands: sheet, seal, reveal, verify-seal."""
     probes.begin()
