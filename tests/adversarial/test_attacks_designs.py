@@ -718,3 +718,29 @@ def test_the_hook_refuses_a_recased_reveal(probes: Probes) -> None:
     probes.write("study/scores_cto.md", probes.texts[("cto", "probe")])
     proc = probes.git_commit("cto", "reveal cto", "study/scores_cto.md")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_hook_refuses_replicate_responses_swapped_after_the_first_seal(probes: Probes) -> None:
+    probes.begin()
+    probes.install_hook()
+    probes.seal_sheet("cto")
+    one, two = "study/test_trt/l1_1.md", "study/test_trt/l1_2.md"
+    probes.write(one, RESPONSES[two])
+    probes.write(two, RESPONSES[one])
+    head = probes.head()
+    refused(probes.git_commit("lead", "renumber the samples", one, two), "plan-changed-after-seal")
+    assert probes.head() == head
+
+
+def test_seal_refuses_a_replicated_layer2_before_the_raters_layer1_seal(layered: Layered) -> None:
+    """`seal --pass layer2` of a labelled, replicated sheet while cto has not sealed layer 1
+    (logician's layer-1 seal orders nothing of cto's): refused, nothing changed."""
+    layered.layer_seal("logician", "layer1")
+    text = layered.layer_text("cto", "layer2").replace("nonce: n-cto-layer2\n", "")
+    layered.write("study/scores_cto_layer2.md", text)
+    before = layered.snapshot()
+    res = layered.cli("cto", "seal", "--rater", "cto", "--pass", "layer2")
+    assert res.code == 1 and "Traceback" not in res.output, res.output
+    assert "pass-order" in res.err and "aoven-git seal --rater cto --pass layer1" in res.err
+    assert layered.snapshot() == before
+    assert (layered.path / "study/scores_cto_layer2.md").read_text() == text
