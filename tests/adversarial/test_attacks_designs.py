@@ -744,3 +744,25 @@ def test_seal_refuses_a_replicated_layer2_before_the_raters_layer1_seal(layered:
     assert "pass-order" in res.err and "aoven-git seal --rater cto --pass layer1" in res.err
     assert layered.snapshot() == before
     assert (layered.path / "study/scores_cto_layer2.md").read_text() == text
+
+
+def test_a_rater_withdrawn_after_the_reveal_keeps_their_scores_in_the_decision(probes: Probes) -> None:
+    """The lead withdraws logician, whose labels disagree, once the scores are readable, hoping
+    the decision moves. The pass was complete at the withdrawal: logician's sheet still counts
+    (docs/sealing.md, "Withdrawals"), the decision stands, and the report lists the withdrawal as
+    a deviation after the reveal."""
+    disagreeing = {**LABELS, ("L1", "TRT", 1): "FAIL", ("L1", "TRT", 2): "FAIL"}
+    probes.begin()
+    probes.seal_sheet("cto")
+    probes.seal_sheet("logician", probe_sheet("logician", disagreeing))
+    for r in RATERS:
+        probes.reveal_sheet(r)
+    before = probes.report()
+    withdraw = "withdrawals:\n  - {rater: logician, reason: left the team, category: unforeseen}\n"
+    probes.file("lead", "aoven.yaml", PROBES + withdraw, "withdraw logician")
+    data = expect(probes, [])
+    assert data["withdrawals"][0]["kept"] == [{"pass": "probe", "round": "main"}]
+    after = probes.report()
+    assert after["decision"] == before["decision"] and after["criteria"] == before["criteria"]
+    events = [e for e in after["protocol_deviations"]["events"] if e["kind"] == "withdrawal"]
+    assert [(e["rater"], e["after_reveal"]) for e in events] == [("logician", ["probe"])], events
