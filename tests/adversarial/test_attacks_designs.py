@@ -13,6 +13,7 @@ repositories, real git, the real CLI and the real hook.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -766,3 +767,29 @@ def test_a_rater_withdrawn_after_the_reveal_keeps_their_scores_in_the_decision(p
     assert after["decision"] == before["decision"] and after["criteria"] == before["criteria"]
     events = [e for e in after["protocol_deviations"]["events"] if e["kind"] == "withdrawal"]
     assert [(e["rater"], e["after_reveal"]) for e in events] == [("logician", ["probe"])], events
+
+
+# --------------------------------------------------------------------------- blind passes
+
+
+def test_a_blind_pass_over_three_conditions_and_replicates_shows_no_condition_or_replicate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rater's whole view of a blind pass over A, B, B1 with two samples each, before the key:
+    the blinding commit (message, trailers, file names) and the sheet `sheet` writes. Neither
+    names a condition or a replicate, and the sheet lists the ids in id order (random), never in
+    (question, condition, replicate) order."""
+    from tests.test_blinding_designs import ITEMS, ArmsStudy, blind
+
+    study = ArmsStudy(tmp_path / "repo", monkeypatch)
+    study.start()
+    _, key = blind(study, tmp_path)
+    message = study.git("log", "-1", "--format=%B")
+    names = study.git("show", "--name-only", "--format=", "HEAD")
+    tells = re.compile(r"\b(?:B1?|A)\b|#\d|(?i:sample|replicate|rep \d)")
+    assert not tells.search(message) and not tells.search(names.replace("study/", "")), (message, names)
+    res = study.run("cto", "sheet", "--rater", "cto", "--pass", "hidden")
+    assert res.code == 0, res.output
+    rows = re.findall(r"^\| ([a-z0-9]{12}) \|", res.out, flags=re.MULTILINE)
+    assert rows == sorted(e.blind_id for e in key.entries) and len(rows) == len(ITEMS)
+    body = res.out.split("\n| Item", 1)[1]
+    assert not re.search(r"\b(?:B1|Rep|Cond)\b|#\d", body), body
