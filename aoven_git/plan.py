@@ -23,14 +23,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from aoven_git import schemas
+from aoven_git import plan_designs, schemas
 from aoven_git.errors import PlanError
 from aoven_git.model import (
     Amendment,
-    Bound,
     Condition,
-    Criterion,
-    DecisionRow,
     Dimension,
     FailRules,
     KappaRules,
@@ -49,6 +46,7 @@ from aoven_git.model import (
     Transition,
     Withdrawal,
 )
+from aoven_git.plan_designs import to_fraction
 from aoven_git.yamlio import YamlError, load_yaml
 
 PLAN_FILE = "aoven.yaml"
@@ -97,15 +95,6 @@ class _Problems:
 
     def __bool__(self) -> bool:
         return bool(self.items)
-
-
-def to_fraction(value: Any) -> Fraction:
-    """Thresholds are compared exactly: 0.2 in YAML means 1/5, "5/8" means 5/8."""
-    if isinstance(value, str):
-        return Fraction(value.replace(" ", ""))
-    if isinstance(value, float):
-        return Fraction(repr(value))
-    return Fraction(value)
 
 
 def fraction_text(value: Fraction | int) -> str:
@@ -365,9 +354,15 @@ def _check_patterns(doc: dict[str, Any], out: _Problems) -> None:
 
 
 def _check_scale(doc: dict[str, Any], out: _Problems) -> None:
-    if "labels" in doc["scale"]:
+    spec = doc["scale"]
+    if "labels" in spec:
+        if "min" in spec or "max" in spec:
+            out.at(["scale"], "scale: write either min and max (ordinal) or labels (nominal), not both")
         return  # a nominal scale: the schema bounds its labels
-    low, high = doc["scale"]["min"], doc["scale"]["max"]
+    if "min" not in spec or "max" not in spec:
+        out.at(["scale"], "scale: needs min and max (an ordinal scale) or labels (a nominal one)")
+        return
+    low, high = spec["min"], spec["max"]
     if low >= high:
         out.at(["scale"], "scale: min must be lower than max")
     elif high - low > MAX_SCALE_SPAN:
@@ -623,37 +618,6 @@ def _scale(doc: dict[str, Any]) -> Scale:
     return Scale(spec["min"], spec["max"])
 
 
-BOUND_KINDS = ("within", "at_most", "below", "at_least", "above")
-
-
-def _criterion(c: dict[str, Any], doc: dict[str, Any]) -> Criterion:
-    """A criterion as the model holds it; its checks (one bound, known ids) ran before."""
-    bound_key = next((k for k in BOUND_KINDS if k in c), None)
-    bound = Bound(bound_key, to_fraction(c[bound_key])) if bound_key else None  # type: ignore[arg-type]
-    require = c.get("require", "all")
-    return Criterion(
-        id=c["id"],
-        kind=c["kind"],
-        bound=bound,
-        of=tuple(c.get("of", ())),
-        dimensions=tuple(c.get("dimensions", ())),
-        per=c.get("per", "dimension"),
-        questions=tuple(c.get("questions", ())),
-        label=c.get("label"),
-        dimension=c.get("dimension"),
-        require=None if require == "all" else int(require),
-        treatment=c.get("treatment"),
-        pass_id=c.get("pass"),
-        gate=c.get("gate", True),
-    )
-
-
-def _decision_row(row: dict[str, Any]) -> DecisionRow:
-    if "otherwise" in row:
-        return DecisionRow(row["otherwise"], (), otherwise=True)
-    return DecisionRow(row["then"], tuple(row["if"]))
-
-
 def _amendment(a: dict[str, Any], doc: dict[str, Any]) -> Amendment:
     return Amendment(
         a["id"],
@@ -706,8 +670,8 @@ def _build(
         withdrawals=tuple(Withdrawal(w["rater"], w["reason"], w["category"])
                           for w in doc.get("withdrawals") or []),
         replicates=doc.get("replicates", 1),
-        criteria=tuple(_criterion(c, doc) for c in doc.get("criteria") or []),
-        decisions=tuple(_decision_row(r) for r in doc.get("decisions") or []),
+        criteria=tuple(plan_designs.criterion(c) for c in doc.get("criteria") or []),
+        decisions=tuple(plan_designs.decision_row(r) for r in doc.get("decisions") or []),
         path=display,
         raw=raw,
         lines=lines,

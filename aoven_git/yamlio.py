@@ -10,7 +10,9 @@ pre-commit hook), so nesting is bounded by a linear pre-scan before the parser s
 
 from __future__ import annotations
 
+import copy
 import re
+from collections import OrderedDict
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -75,12 +77,32 @@ def _plain(
     raise YamlError(f"unsupported YAML value of type {type(node).__name__}", line=line)
 
 
+#: Documents parsed in this process, newest last: verify-seal and the hook read the same plan blob
+#: as the verified revision's plan and as the ledger's frozen plan, and the round-trip parser
+#: (kept for its line numbers) costs ~0.1 s per plan, so each distinct text is parsed once.
+_PARSED: OrderedDict[tuple[str, int], tuple[Any, dict[str, int]]] = OrderedDict()
+_PARSED_MAX = 16
+
+
 def load_yaml(text: str, *, line_offset: int = 0) -> tuple[Any, dict[str, int]]:
     """Parse YAML text into plain data plus a dotted-path → line map.
 
     `line_offset` shifts reported lines, for YAML embedded in a larger file (front matter).
-    Raises YamlError with the line of the problem.
+    Raises YamlError with the line of the problem. A text parsed before is answered from a
+    small cache, as a deep copy (callers may change what they get).
     """
+    key = (text, line_offset)
+    if key in _PARSED:
+        _PARSED.move_to_end(key)
+        return copy.deepcopy(_PARSED[key])
+    parsed = _parse(text, line_offset)
+    _PARSED[key] = copy.deepcopy(parsed)
+    if len(_PARSED) > _PARSED_MAX:
+        _PARSED.popitem(last=False)
+    return parsed
+
+
+def _parse(text: str, line_offset: int) -> tuple[Any, dict[str, int]]:
     deep = _too_deep(text)
     if deep is not None:
         raise YamlError(f"YAML nested more than {MAX_DEPTH} levels deep", line=deep + line_offset)
