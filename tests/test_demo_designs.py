@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,13 @@ def test_demo_help_names_the_designs(tmp_path: Path) -> None:
     res = run_cli("demo", "--help")
     assert res.code == 0
     assert re.search(r"--design \[arms\|probes\|seed\]", res.out)
+
+
+@pytest.mark.parametrize("bundle", ["_example_arms", "_example_probes"])
+def test_bundled_design_plans_pass_check_plan(tmp_path: Path, bundle: str) -> None:
+    """The bundled plans are what `init --design` users copy from: check-plan finds no problem."""
+    source = Path(__file__).resolve().parent.parent / "aoven_git" / bundle
+    shutil.copy(source / "aoven.yaml", tmp_path / "aoven.yaml")
+    res = run_cli("check-plan", "--format", "json", cwd=tmp_path)
+    assert res.code == 0, res.output
+    assert json.loads(res.out)["ok"] is True
