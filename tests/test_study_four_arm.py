@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.bundled_studies import ARMS, Study, by_id, seal_and_reveal, start
 from tests.conftest import GitRepo, copy_repo, isolated_session
-from tests.design_studies import ARMS, Study, by_id, seal_and_reveal, start
 
 RATERS = ("mara", "tomas", "ines")
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.bundled_studies import PROBES, Study, by_id, seal_and_reveal, start
 from tests.conftest import GitRepo, copy_repo, isolated_session
-from tests.design_studies import PROBES, Study, by_id, seal_and_reveal, start
 
 
 @pytest.fixture(scope="module")
