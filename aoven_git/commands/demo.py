@@ -339,10 +339,13 @@ def print_agreement(document: dict[str, object], plan: Plan) -> None:
     for line in decision_lines(document):
         click.echo(line)
     weighted = "Kappa" if plan.scale.nominal or plan.rules.kappa.weights == "none" else "Weighted kappa"
+    gate = plan.rules.kappa.coefficient
     for p in plan.passes:
         click.echo(f"{weighted} per dimension (pass {p.id}):")
         for row in kappa_table(document, p.id):
             click.echo(row)
+    if gate != "cohen":
+        click.echo(f"  (a dimension counts by its {gate} coefficient: rules.kappa.coefficient)")
 
 
 @click.command("demo")
