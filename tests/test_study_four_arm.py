@@ -9,12 +9,13 @@ none is the tool's output pasted back.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.bundled_studies import ARMS, Study, by_id, seal_and_reveal, start
+from tests.bundled_studies import ARMS, Study, by_id, run_study, seal_and_reveal, start
 from tests.conftest import GitRepo, copy_repo, isolated_session
 
 RATERS = ("mara", "tomas", "ines")
@@ -152,3 +153,25 @@ def test_sealing_layer_two_before_layer_one_is_refused(tmp_path: Path) -> None:
     assert "layer1" in res.output and "Traceback" not in res.output
     assert study.repo.head_commit() == head
 
+
+
+def test_with_cohens_kappa_as_the_gate_the_all_zero_dimension_blocks_adoption(tmp_path: Path) -> None:
+    """The real team's situation: κ cannot be computed on D6 (and D8's κ is 18/43 at high
+    agreement), so under the default gate neither dimension counts and P1+P2 cannot be adopted,
+    although every value is the same as under the pre-registered Gwet gate."""
+    bundle = tmp_path / "bundle"
+    shutil.copytree(ARMS, bundle)
+    plan = (bundle / "aoven.yaml").read_text(encoding="utf-8")
+    assert ", coefficient: gwet}" in plan
+    (bundle / "aoven.yaml").write_text(plan.replace(", coefficient: gwet}", "}"), encoding="utf-8")
+    document = run_study(tmp_path, bundle).report_json()
+    assert document["kappa"]["layer1"]["D6"]["counts"] is False
+    assert document["kappa"]["layer2"]["D8"]["value_exact"] == "18/43"
+    assert document["kappa"]["layer2"]["D8"]["counts"] is False
+    criteria = by_id(document)
+    assert criteria["B1-same"]["outcome"] == "undecided" and "D6" in " ".join(criteria["B1-same"]["reasons"])
+    assert criteria["B1-same"]["values_exact"]["D1"] == "1/5"  # the values do not move
+    assert criteria["B1-lighter"]["outcome"] == "undecided"
+    assert criteria["B1-lighter"]["values_exact"] == {"sum": "-1"}
+    assert criteria["B1-seed"]["outcome"] != "holds"
+    assert document["decision"]["then"] != "adopt P1+P2" and document["verdict"] != "PASS"
