@@ -96,3 +96,14 @@ def test_bundled_design_plans_pass_check_plan(tmp_path: Path, bundle: str) -> No
     res = run_cli("check-plan", "--format", "json", cwd=tmp_path)
     assert res.code == 0, res.output
     assert json.loads(res.out)["ok"] is True
+
+
+def test_demo_design_tamper_is_caught_in_a_design_study(tmp_path: Path) -> None:
+    """`--tamper` is the same replay for every bundle: one rater reveals early, the next reads
+    the scores and seals by hand; verify-seal names the peek and the decision is withheld."""
+    keep = tmp_path / "kept"
+    res = demo("--design", "probes", "--tamper", "--keep", str(keep), tmp=tmp_path)
+    assert res.code == 0, res.output
+    assert "verify-seal: violated" in res.out and "visible-at-seal [ravi]" in res.out
+    document = json.loads((keep / "aoven-report.json").read_text(encoding="utf-8"))
+    assert document["verdict"] == "NOT-READY" and document["decision"]["status"] == "not-ready"
