@@ -31,6 +31,8 @@ plan-changed-after-seal  (frozen_rules.py) locked keys, raters, security or the 
                          or the plan at the first seal does not parse
 withdrawal-bundled       (withdrawal_rules.py) a withdrawal commit changes anything else
 withdrawal-changed       (withdrawal_rules.py) a withdrawal removed or edited afterwards
+pass-order               (pass_order_rules.py) a rater's first commit of a sheet of a pass with
+                         `after: [P]` has not their seal of P (same round) among its ancestors
 attributes-changed-after-seal
                          (frozen_rules.py) a .gitattributes line deciding how git stores a
                          study file changed after the first seal
@@ -63,6 +65,7 @@ from aoven_git.frozen_rules import (
 from aoven_git.history import Entry, History
 from aoven_git.ledger import Found, Ledger, Plaintext, SheetRecord
 from aoven_git.model import Plan, SheetId
+from aoven_git.pass_order_rules import pass_order
 from aoven_git.seals import SealFile, parse_seal, sha256
 from aoven_git.withdrawal_rules import withdrawal_bundled, withdrawal_changed, withdrawn_at
 
@@ -411,6 +414,7 @@ RULES: dict[str, Callable[[Ledger], Iterable[Found]]] = {
     "blind-corpus-changed": blind_corpus_changed,
     "withdrawal-bundled": withdrawal_bundled,
     "withdrawal-changed": withdrawal_changed,
+    "pass-order": pass_order,
     "attributes-changed-after-seal": attributes_changed_after_seal,
 }
 

@@ -386,6 +386,7 @@ def _refuse_unready(root: Path, plan: Plan, tgt: Target, plan_path: str) -> None
     if problems:
         raise FindingsError("the plan is not ready to be frozen by a first seal (nothing was changed):\n  "
                             + "\n  ".join(problems))
+    _refuse_out_of_order(plan, tgt.sheet, set(head_paths))
     seen = readable_before_seal(root, plan, plan_path, tgt.sheet)
     if seen:
         raise FindingsError(
@@ -394,6 +395,26 @@ def _refuse_unready(root: Path, plan: Plan, tgt: Target, plan_path: str) -> None
             f"seal now could only be a visible-at-seal violation, since {tgt.sheet.rater} could have read "
             "them. "
             "Nothing was changed.")
+
+
+def _refuse_out_of_order(plan: Plan, sheet: SheetId, head_paths: set[str]) -> None:
+    """A pass with `after: [P]` is sealed only once the rater's sheet of P (same round) is sealed
+    in HEAD: this seal would be the first commit of the sheet, so it could only be a `pass-order`
+    violation (docs/sealing.md, "Pass order")."""
+    from aoven_git.pass_order_rules import unsealed_earlier
+
+    missing = unsealed_earlier(plan, sheet, head_paths)
+    if not missing:
+        return
+    first = missing[0]
+    args = f"--rater {first.rater} --pass {first.pass_id}"
+    args += "" if first.round_id == plan.main_round.id else f" --round {first.round_id}"
+    args += f" --amendment {first.amendment}" if first.amendment else ""
+    names = ", ".join(f"{m.pass_id}/{m.round_id}" for m in missing)
+    raise FindingsError(
+        f"{sheet.rater} has not sealed {names} in HEAD, and the plan orders {sheet.pass_id} after it "
+        f"(`after: [{', '.join(m.pass_id for m in missing)}]`): a seal of {sheet.pass_id} now could only "
+        f"be a pass-order violation. Seal it first (`aoven-git seal {args}`). Nothing was changed.")
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,23 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from aoven_git import numfmt
 from aoven_git.numfmt import DASH
-from aoven_git.render import audit, exploratory, provenance
-from aoven_git.render.markdown import BEYOND_KAPPA, agreement_settings
-from aoven_git.render.svg import amendment_chart, kappa_chart, means_chart, questions_chart
+from aoven_git.render import audit, designs, exploratory, provenance
+from aoven_git.render.markdown import BEYOND_KAPPA, agreement_settings, agreement_title
+from aoven_git.render.svg import (
+    amendment_chart,
+    conditions_chart,
+    criterion_chart,
+    kappa_chart,
+    means_chart,
+    questions_chart,
+)
 from aoven_git.render.tables import (
+    WITHHELD,
     Cell,
     Table,
     caveat_summary,
@@ -29,12 +38,15 @@ from aoven_git.render.tables import (
     coefficient_tables,
     describe,
     held,
+    is_design,
     kappa_missing,
     kappa_notes,
     kappa_tables,
     labels,
+    mean_conditions,
     means_missing,
     means_table,
+    nominal,
     questions_missing,
     questions_table,
     rater_means_table,
@@ -187,6 +199,18 @@ footer { margin-top: 40px; color: var(--muted); font-size: 0.85rem; border-top: 
 """
 
 
+#: added to the page of a design only (criteria and a decision), so a seed page stays as it was
+DESIGN_CSS = """
+.verdict .decision { font-size: 1.15rem; margin: 12px 0 4px; }
+.verdict .decision .label { display: inline; }
+table.criteria td:nth-child(3) { min-width: 16em; }
+table.criteria td:nth-child(4) { min-width: 12em; }
+section.criterion { border-top: 1px dashed var(--line); margin-top: 18px; }
+section.criterion h3 .status { margin-left: 8px; font-size: 0.8rem; vertical-align: middle; }
+svg.chart text.criterion-status, svg.chart text.criterion-undefined { font-size: 11px; font-weight: 600; }
+"""
+
+
 def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
@@ -249,11 +273,16 @@ def _verdict_block(report: Mapping[str, Any]) -> str:
     klass = VERDICT_CLASS.get(verdict, "grey")
     parts = [f'<section class="verdict v-{klass}" id="verdict" aria-label="Verdict">',
              f'<span class="label">Verdict</span><span class="badge">{_e(verdict)}</span>']
+    line = designs.decision_line(report)
+    if line is not None:
+        parts.append(f'<p class="decision" id="decision-line"><span class="label">Decision</span>'
+                     f"<strong>{_e(line)}</strong></p>")
     if report.get("summary"):
         parts.append(f'<p class="summary">{_e(report["summary"])}</p>')
     sentence = rules_sentence(report)
     if sentence:
         parts.append(f'<p class="rules-sentence"><strong>Rules:</strong> {_e(sentence)}</p>')
+    parts += _design_sentences(report)
     if report.get("terminal"):
         parts.append('<p class="terminal">Terminal: a second inconclusive round; study v0.1 ends here.</p>')
     reasons = [r for r in report.get("reasons") or [] if r not in (None, "")]
@@ -269,6 +298,18 @@ def _verdict_block(report: Mapping[str, Any]) -> str:
     parts += _contest_and_retest(report)
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _design_sentences(report: Mapping[str, Any]) -> list[str]:
+    """A design's headline: the decision in one sentence, then the criteria met and not met."""
+    said = designs.decision_sentence(report)
+    if said is None:
+        return []
+    parts = [f'<p class="decision-sentence">{_e(said)}</p>']
+    criteria = designs.criteria_sentence(report)
+    if criteria:
+        parts.append(f'<p class="criteria-sentence"><strong>Criteria:</strong> {_e(criteria)}</p>')
+    return parts
 
 
 def _verdict_notes(report: Mapping[str, Any]) -> list[str]:
@@ -328,6 +369,8 @@ def _contest_and_retest(report: Mapping[str, Any]) -> list[str]:
 
 
 def _figures(report: Mapping[str, Any]) -> str:
+    if is_design(report):
+        return _cards(_design_figures(report))
     a, b = labels(report)
     means, means_exact = report.get("means") or {}, report.get("means_exact") or {}
     rules = {r.get("id"): r for r in report.get("rules") or []}
@@ -349,9 +392,44 @@ def _figures(report: Mapping[str, Any]) -> str:
         ("Raters", str(len(raters)), ", ".join(raters)),
         ("Seals", str(seals.get("status") or "not-verified"), _seal_note(report)),
     ]
+    return _cards(items)
+
+
+def _cards(items: list[tuple[str, str, str]]) -> str:
     cards = "".join(f'<div class="figure"><div class="k">{_e(k)}</div><div class="v">{_e(v)}</div>'
                     f'<div class="s">{_e(s)}</div></div>' for k, v, s in items)
     return f'<section class="figures" aria-label="Key figures">{cards}</section>'
+
+
+def _design_figures(report: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """A design's key figures: the decision and the criteria first; the improvement and the
+    means only on an ordinal scale, and the improvement only when the document has one."""
+    d, found = designs.decision(report), designs.criteria(report)
+    status = str(d.get("status") or "undecided")
+    line = designs.decision_line(report) or DASH
+    decided = status == "decided"
+    outcomes = [str(c.get("outcome")) for c in found]
+    held_, fails = outcomes.count("holds"), outcomes.count("fails")
+    items = [("Decision", str(d.get("then") or DASH) if decided else status, line.split(" — ", 1)[-1]),
+             ("Criteria hold", WITHHELD if designs.not_ready(report) else f"{held_} / {len(found)}",
+              f"{fails} fail, {len(found) - held_ - fails} open")]
+    if not nominal(report):
+        if report.get("improvement") is not None or withheld(report):
+            a, b = labels(report)
+            items.append(("Improvement", held(report, report.get("improvement"), numfmt.percent(
+                report.get("improvement"), report.get("improvement_exact"))), f"{b} against {a}"))
+        means, exact = report.get("means") or {}, report.get("means_exact") or {}
+        items += [(f"Mean {c}", held(report, v, numfmt.mean(v, exact.get(c))), "aggregate")
+                  for c, v in means.items()]
+    ks, seals = report.get("kappa_settings") or {}, report.get("seals") or {}
+    raters = sorted({r for rs in (report.get("raters") or {}).values() for r in rs or []})
+    counted = f"{len(report.get('counted_dimensions') or [])} / {len(report.get('dimensions') or [])}"
+    return [
+        *items,
+        ("Counted dimensions", counted,
+         f"κ ≥ {numfmt.kappa(ks.get('threshold'))}" if ks.get("threshold") is not None else ""),
+        ("Raters", str(len(raters)), ", ".join(raters)),
+        ("Seals", str(seals.get("status") or "not-verified"), _seal_note(report))]
 
 
 def _seal_note(report: Mapping[str, Any]) -> str:
@@ -367,6 +445,69 @@ def _seal_note(report: Mapping[str, Any]) -> str:
 
 def _rules(report: Mapping[str, Any]) -> str:
     return _table(rules_table(report), "rules")
+
+
+def _decision(report: Mapping[str, Any]) -> str:
+    """The decision table, each row with its outcome; what blocks an open decision, and why."""
+    body = [f'<p class="note">{_e(designs.DECISION_RULE)}</p>',
+            _table(designs.decision_table(report), "decision")]
+    d = designs.decision(report)
+    blocking = [str(b) for b in d.get("blocking") or []]
+    if blocking:
+        body.append("<p><strong>Blocked by:</strong> " + ", ".join(_code(b) for b in blocking) + "</p>")
+    reasons = [str(r) for r in d.get("reasons") or [] if r]
+    if reasons:
+        body.append("<h3>Why</h3>" + _list(reasons, "ol"))
+    return "\n".join(body)
+
+
+def _criteria(report: Mapping[str, Any]) -> str:
+    """The criteria table, then each criterion with its chart and its values key by key."""
+    body = [f"<p>{_e(designs.first_upper(designs.criteria_sentence(report) or ''))}</p>",
+            _table(designs.criteria_table(report), "criteria")]
+    if designs.not_ready(report):  # one sentence for every chart: nothing to draw while withheld
+        body.append('<p class="note">No charts: the criteria values are withheld while the verdict is '
+                    "NOT-READY.</p>")
+        return "\n".join(body)
+    for i, criterion in enumerate(designs.criteria(report), 1):
+        body.append(_criterion(report, criterion, i))
+    return "\n".join(body)
+
+
+def _criterion(report: Mapping[str, Any], criterion: Mapping[str, Any], i: int) -> str:
+    """One criterion: its outcome, chart (or why none), values, reasons and contested extremes."""
+    label, tone, _ = designs.outcome_of(criterion)
+    status = {"good": "s-good", "bad": "s-bad", "warn": "s-warn"}.get(tone or "", "s-grey")
+    out = [f'<section class="criterion" id="criterion-{i}">',
+           f"<h3>{_code(criterion.get('id') or DASH)} {_e(criterion.get('text') or '')}"
+           f'<span class="status {status}">{_e(label)}</span></h3>']
+    missing = designs.chart_missing(report, criterion)
+    if missing:
+        out.append(f'<p class="note">{_e(missing)}</p>')
+    else:
+        sign = designs.signed(criterion)
+        shown = [designs.value_text(v, x, signed=sign) for _, v, x, _ in designs.values(criterion)]
+        bound = designs.bound_text(criterion.get("bound"))
+        chart = criterion_chart(criterion, svg_id=f"chart-criterion-{i}", shown=shown, bound_said=bound)
+        out.append(_figure(chart, f"{criterion.get('id')}: one bar per value from zero; dashed: the bound "
+                                  f"{bound}; {designs.satisfied_text(report, criterion)}."))
+    if criterion.get("kind") == "seed":
+        out.append(_table(designs.seed_rules_table(criterion), "rules"))
+    else:
+        out.append(_table(designs.values_table(report, criterion), "criterion-values"))
+    passes = [str(p) for p in criterion.get("passes") or []]
+    if passes:
+        read = ", ".join(_code(p) for p in passes)
+        out.append(f'<p class="note">Reads the consensus cells of pass {read}.</p>')
+    extremes = designs.extremes_text(criterion)
+    if extremes:
+        out.append(f'<p class="t-warn"><strong>Contested cells at their extremes:</strong> '
+                   f"{_e(extremes)}.</p>")
+    reasons = [str(r) for r in criterion.get("reasons") or [] if r]
+    if reasons:
+        out.append(_list(reasons, cls="caveats"))
+    out.append("</section>")
+    return "\n".join(out)
 
 
 def _protocol(report: Mapping[str, Any]) -> str:
@@ -399,10 +540,17 @@ def _deviations(report: Mapping[str, Any]) -> str:
 
 def _means(report: Mapping[str, Any]) -> str:
     a, b = labels(report)
-    caption = (f"Mean score per dimension, {a} vs {b} (lower is better). "
-               "Faded bars on a grey band: excluded from the verdict.")
-    out = _chart_or_why(means_missing(report), lambda: _figure(means_chart(report), caption),
-                        means_table(report), "means")
+    conds = mean_conditions(report)
+    if len(conds) > 2:  # a design's conditions: every one of them, not only the seed's pair
+        caption = (f"Mean score per dimension, {', '.join(conds)} (lower is better; hover a bar for its "
+                   "value). Faded bars on a grey band: excluded from the verdict.")
+        chart = partial(conditions_chart, report, conds)
+    else:
+        caption = (f"Mean score per dimension, {a} vs {b} (lower is better). "
+                   "Faded bars on a grey band: excluded from the verdict.")
+        chart = partial(means_chart, report)
+    out = _chart_or_why(means_missing(report), lambda: _figure(chart(), caption), means_table(report),
+                        "means")
     sentence = uncertainty_sentence(report)
     if sentence:
         out += f'\n<p class="note">{_e(sentence)}</p>'
@@ -668,6 +816,22 @@ NONEMPTY = {"amendments"}
 TOC_NAMES = {"deviations": "Deviations"}
 
 
+def _sections(report: Mapping[str, Any]) -> list[tuple[str, str, Callable[[Mapping[str, Any]], str]]]:
+    """The page's sections: a design has Decision and Criteria where the seed has Rules, a
+    labelled scale no means and κ without weights."""
+    out: list[tuple[str, str, Callable[[Mapping[str, Any]], str]]] = []
+    for sid, name, section in SECTIONS:
+        if sid == "rules" and is_design(report):
+            out += [("decision", "Decision", _decision), ("criteria", "Criteria", _criteria)]
+        elif sid == "means" and nominal(report):
+            continue
+        elif sid == "agreement":
+            out.append((sid, agreement_title(report), section))
+        else:
+            out.append((sid, name, section))
+    return out
+
+
 def _head(report: Mapping[str, Any]) -> str:
     verdict = str(report.get("verdict") or "UNKNOWN")
     study = str(report.get("study") or "study")
@@ -677,7 +841,8 @@ def _head(report: Mapping[str, Any]) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
         f'<meta name="generator" content="{_e(report.get("generated_by") or "aoven-git")}">\n'
-        f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n"
+        f"<title>{_e(title)}</title>\n<style>{CSS}{DESIGN_CSS if is_design(report) else ''}</style>\n"
+        "</head>\n<body>\n<main>\n"
     )
 
 
@@ -721,7 +886,7 @@ def _banner(report: Mapping[str, Any]) -> str:
 
 def render_html(report: Mapping[str, Any]) -> str:
     """The report as one self-contained HTML page (no network, no scripts)."""
-    shown = [(sid, name, section) for sid, name, section in SECTIONS
+    shown = [(sid, name, section) for sid, name, section in _sections(report)
              if (sid not in OPTIONAL or report.get(OPTIONAL[sid]) is not None)
              and (sid not in NONEMPTY or report.get(sid))]
     toc = "".join(f'<a href="#{sid}">{_e(TOC_NAMES.get(sid, name.split(" (")[0]))}</a>'

@@ -14,8 +14,9 @@ from typing import Any
 
 from aoven_git import numfmt
 from aoven_git.numfmt import DASH
-from aoven_git.render import audit, exploratory, provenance
+from aoven_git.render import audit, designs, exploratory, provenance
 from aoven_git.render.tables import (
+    NOMINAL_QUESTIONS,
     VERDICT_MARKS,
     Cell,
     Table,
@@ -26,11 +27,13 @@ from aoven_git.render.tables import (
     coefficient_tables,
     describe,
     held,
+    is_design,
     kappa_missing,
     kappa_notes,
     kappa_tables,
     labels,
     means_table,
+    nominal,
     questions_table,
     rater_means_table,
     raters_table,
@@ -140,6 +143,8 @@ def _improvement(report: Mapping[str, Any]) -> str:
     return numfmt.percent(report.get("improvement"), report.get("improvement_exact"))
 
 def _md_heading(report: Mapping[str, Any]) -> list[str]:
+    if is_design(report):
+        return _md_design_heading(report)
     verdict = str(report.get("verdict") or "UNKNOWN")
     lines = [f"## {VERDICT_MARKS.get(verdict, '⚪')} Verdict: **{md(verdict)}**", ""]
     if report.get("summary"):
@@ -160,6 +165,29 @@ def _md_heading(report: Mapping[str, Any]) -> list[str]:
     if report.get("terminal"):
         lines += ["> ⛔ **Terminal:** a second inconclusive round; study v0.1 ends here.", ""]
     return lines
+
+
+def _md_design_heading(report: Mapping[str, Any]) -> list[str]:
+    """A design's verdict block: the decision beside the verdict, the summary, the decision in
+    one sentence, the criteria met and not met, then the means (an ordinal scale only)."""
+    verdict = str(report.get("verdict") or "UNKNOWN")
+    lines = [f"## {VERDICT_MARKS.get(verdict, '⚪')} Verdict: **{md(verdict)}**", "",
+             f"**Decision:** {md(designs.decision_line(report))}", ""]
+    if report.get("summary"):
+        lines += [f"> {md(report['summary'])}", ""]
+    lines += [md(designs.decision_sentence(report)), "",
+              f"**Criteria:** {md(designs.criteria_sentence(report))}", ""]
+    figures = [f"**counted dimensions** {len(report.get('counted_dimensions') or [])} of "
+               f"{len(report.get('dimensions') or [])}"]
+    if not nominal(report):
+        means, exact = report.get("means") or {}, report.get("means_exact") or {}
+        shown = ", ".join(f"{md(c)} {held(report, v, numfmt.mean(v, exact.get(c)))}"
+                          for c, v in means.items())
+        figures.insert(0, f"**mean aggregate** {shown}")
+        if report.get("improvement") is not None or withheld(report):
+            a, b = labels(report)
+            figures.insert(0, f"**Improvement** ({md(b)} against {md(a)}): {_improvement(report)}")
+    return [*lines, " · ".join(figures), ""]
 
 
 def _md_why(report: Mapping[str, Any]) -> list[str]:
@@ -227,7 +255,54 @@ def _md_contest_and_retest(report: Mapping[str, Any]) -> list[str]:
 
 
 def _md_rules(report: Mapping[str, Any]) -> list[str]:
+    if is_design(report):
+        return _md_decision(report) + _md_criteria(report)
     return ["## Rules", "", *md_table(rules_table(report)), ""]
+
+
+def _md_decision(report: Mapping[str, Any]) -> list[str]:
+    """The decision table, each row with its outcome; what blocks an open decision, and why."""
+    lines = ["## Decision", "", md(designs.DECISION_RULE), "", *md_table(designs.decision_table(report)), ""]
+    d = designs.decision(report)
+    blocking = [str(b) for b in d.get("blocking") or []]
+    if blocking:
+        lines += ["**Blocked by:** " + ", ".join(md_code(b) for b in blocking), ""]
+    reasons = [str(r) for r in d.get("reasons") or [] if r]
+    if reasons:
+        lines += ["**Why:**", ""] + [f"{i}. {md(r)}" for i, r in enumerate(reasons, 1)] + [""]
+    return lines
+
+
+def _md_criteria(report: Mapping[str, Any]) -> list[str]:
+    """The criteria table, then each criterion's values key by key (the charts are the HTML's)."""
+    lines = ["## Criteria", "", md(designs.first_upper(designs.criteria_sentence(report) or "")), "",
+             *md_table(designs.criteria_table(report)), ""]
+    if designs.not_ready(report):
+        return lines
+    for criterion in designs.criteria(report):
+        lines += _md_criterion(report, criterion)
+    return lines
+
+
+def _md_criterion(report: Mapping[str, Any], criterion: Mapping[str, Any]) -> list[str]:
+    label, _, mark = designs.outcome_of(criterion)
+    lines = [f"### {md_code(criterion.get('id') or DASH)} {md(criterion.get('text') or '')}: "
+             f"{mark + ' ' if mark else ''}{md(label)}", ""]
+    seed = criterion.get("kind") == "seed"
+    table = designs.seed_rules_table(criterion) if seed else designs.values_table(report, criterion)
+    if table.rows:
+        what = _plural(len(table.rows), "rule" if seed else "value")
+        lines += _folded(f"{what} of {criterion.get('id')}", md_table(table), len(table.rows))
+    passes = [str(p) for p in criterion.get("passes") or []]
+    if passes:
+        lines += [f"Reads the consensus cells of pass {', '.join(md_code(p) for p in passes)}.", ""]
+    extremes = designs.extremes_text(criterion)
+    if extremes:
+        lines += [f"⚖️ **Contested cells at their extremes:** {md(extremes)}.", ""]
+    reasons = [str(r) for r in criterion.get("reasons") or [] if r]
+    if reasons:
+        lines += [f"- {md(r)}" for r in reasons] + [""]
+    return lines
 
 
 def _md_protocol(report: Mapping[str, Any]) -> list[str]:
@@ -259,6 +334,8 @@ def _md_deviations(report: Mapping[str, Any]) -> list[str]:
 
 
 def _md_means(report: Mapping[str, Any]) -> list[str]:
+    if nominal(report):  # a labelled scale has no means: no section rather than an empty one
+        return []
     out = ["## Means per dimension", ""]
     if report.get("dimensions"):
         out += [*md_table(means_table(report)), ""]
@@ -296,11 +373,19 @@ def agreement_settings(report: Mapping[str, Any]) -> str:
         level = numfmt.brief_percent(ks.get("confidence") or 0.95)
         parts.append(f"{level} {method} bootstrap intervals from {ks['bootstrap']} resamples (seed "
                      f"{ks.get('seed')}){fallback}")
+    if nominal(report):  # unweighted κ and nominal α, whatever rules.kappa.weights says
+        parts[0] = "no weights (a labelled scale: any two different labels disagree fully)"
+        return "Settings: " + ", ".join(parts) + ". α is Krippendorff's α (nominal)."
     return "Settings: " + ", ".join(parts) + ". α is Krippendorff's α (ordinal)."
 
 
+def agreement_title(report: Mapping[str, Any]) -> str:
+    """κ is weighted on an ordinal scale only."""
+    return "Agreement (κ)" if nominal(report) else "Agreement (weighted κ)"
+
+
 def _md_agreement(report: Mapping[str, Any]) -> list[str]:
-    out = ["## Agreement (weighted κ)", "", md(agreement_settings(report)), ""]
+    out = [f"## {agreement_title(report)}", "", md(agreement_settings(report)), ""]
     coefficients = coefficient_tables(report)
     for pass_id, table in kappa_tables(report):
         tag = " (verdict pass)" if pass_id == report.get("verdict_pass") else ""
@@ -505,6 +590,9 @@ def _md_questions(report: Mapping[str, Any]) -> list[str]:
     table = questions_table(report)
     if not table.rows:
         return ["## Questions", "", "No question aggregates.", ""]
+    if nominal(report):
+        return ["## Questions", "", md(designs.first_upper(NOMINAL_QUESTIONS.removeprefix("No chart: "))), "",
+                *md_table(table), ""]
     return ["## Questions", "", f"Aggregate = sum over the counted dimensions; a question improves when "
             f"{md(b)} < {md(a)} on enough counted dimensions.", "", *md_table(table), ""]
 

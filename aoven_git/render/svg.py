@@ -19,7 +19,8 @@ from aoven_git import numfmt
 from aoven_git.render.exploratory import means_rows
 from aoven_git.render.tables import labels, pair_names
 
-__all__ = ["amendment_chart", "kappa_chart", "means_chart", "questions_chart"]
+__all__ = ["amendment_chart", "conditions_chart", "criterion_chart", "kappa_chart", "means_chart",
+           "questions_chart"]
 
 COLOR_A = "#d08a00"  # Okabe-Ito orange, darkened for contrast on white
 COLOR_B = "#0072b2"  # Okabe-Ito blue
@@ -390,7 +391,8 @@ def _amended_bars(plot: _Plot, row: Mapping[str, Any], x: float, bw: float, a: s
     (solid), a mark over a solid bar whose condition has cells that moved."""
     out = []
     for j, (cond, color) in enumerate(((a, COLOR_A), (b, COLOR_B))):
-        moved = [c for c in row["moved"] if c.split("/")[1:2] == [cond]]
+        # the condition of `Q2/B/D8`, or of `L1/TRT#2/V` with a replicate
+        moved = [c for c in row["moved"] if [p.partition("#")[0] for p in c.split("/")[1:2]] == [cond]]
         for k, (key, label) in enumerate((("pre", "pre-registered"), ("new", "exploratory"))):
             v = _num(row[key][cond])
             x0 = x + (2 * j + k) * bw + j * 6
@@ -461,6 +463,231 @@ def amendment_chart(report: Mapping[str, Any], entry: Mapping[str, Any], *, svg_
     out += _bar_axis(plot, step, "mean score (lower is better)")
     for i, row in enumerate(rows):
         out += _amended_group(plot, row, i, gw, a, b)
+    y0 = _f(plot.y(0))
+    out.append(f'<line class="axis" x1="{ml}" x2="{_f(ml + plot.width)}" y1="{y0}" y2="{y0}" '
+               f'stroke="{INK}"/>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- criteria (designs)
+
+
+def _nice_range(lo: float, hi: float) -> tuple[float, float, float]:
+    """(axis start, axis end, tick step) covering lo … hi with at most eight steps."""
+    if hi - lo <= 0:
+        lo, hi = lo - 1, hi + 1
+    for step in (0.05, 0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, 20, 25, 50, 100):
+        start, end = math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
+        if (end - start) / step <= 8:
+            return float(start), float(end), float(step)
+    step = 10 ** math.ceil(math.log10((hi - lo) / 8))
+    return float(math.floor(lo / step) * step), float(math.ceil(hi / step) * step), float(step)
+
+
+@dataclass(frozen=True)
+class _RowFrame:
+    """Geometry of a criterion chart: one horizontal bar per value, the value axis lo … hi."""
+
+    lo: float
+    hi: float
+    rows: int
+    width: int = 760
+    left: int = 96
+    right: int = 200
+    top: int = 58
+    row: int = 30
+    bottom: int = 40
+
+    @property
+    def plot_width(self) -> int:
+        return self.width - self.left - self.right
+
+    @property
+    def base(self) -> int:
+        return self.top + self.rows * self.row
+
+    @property
+    def height(self) -> int:
+        return self.base + self.bottom
+
+    def x(self, v: float) -> float:
+        return self.left + (min(max(v, self.lo), self.hi) - self.lo) / (self.hi - self.lo) * self.plot_width
+
+
+def _criterion_frame(values: Sequence[float], bound: Mapping[str, Any] | None, rows: int) -> _RowFrame:
+    """The axis spans every value, zero and the bound (both edges of a `within` band)."""
+    points = [0.0, *values]
+    b = _num(numfmt.to_fraction((bound or {}).get("value"), (bound or {}).get("value_exact")))
+    if b is not None:
+        points += [b, -b] if (bound or {}).get("kind") == "within" else [b]
+    lo, hi = min(points), max(points)
+    pad = (hi - lo) * 0.06 or 0.5
+    start, end, _ = _nice_range(lo - (pad if lo < 0 else 0), hi + (pad if hi > 0 else 0))
+    return _RowFrame(start, end, max(rows, 1))
+
+
+def _criterion_axis(frame: _RowFrame, title: str) -> list[str]:
+    _, _, step = _nice_range(frame.lo, frame.hi)
+    out = []
+    for i in range(round((frame.hi - frame.lo) / step) + 1):
+        v = frame.lo + i * step
+        x = _f(frame.x(v))
+        out.append(f'<line class="grid" x1="{x}" x2="{x}" y1="{frame.top - 6}" y2="{frame.base}" '
+                   f'stroke="{GRID}"/>'
+                   f'<text class="tick" x="{x}" y="{frame.base + 16}" text-anchor="middle">'
+                   f"{_e(numfmt.brief(round(v, 6)))}</text>")
+    x0 = _f(frame.x(0))
+    out.append(f'<line class="axis zero" x1="{x0}" x2="{x0}" y1="{frame.top - 6}" y2="{frame.base}" '
+               f'stroke="{INK}"/>')
+    out.append(f'<text class="axis-title" x="{_f(frame.left + frame.plot_width / 2)}" y="{frame.height - 4}" '
+               f'text-anchor="middle">{_e(title)}</text>')
+    return out
+
+
+def _criterion_bound(frame: _RowFrame, bound: Mapping[str, Any] | None, said: str) -> list[str]:
+    """The bound: a shaded band with dashed edges for `within`, else one dashed line."""
+    b = _num(numfmt.to_fraction((bound or {}).get("value"), (bound or {}).get("value_exact")))
+    if b is None:
+        return []
+    y1, y2 = frame.top - 14, frame.base
+    edges = [-abs(b), abs(b)] if (bound or {}).get("kind") == "within" else [b]
+    out = []
+    if len(edges) == 2:
+        x0, x1 = frame.x(edges[0]), frame.x(edges[1])
+        out.append(f'<rect class="bound-band" x="{_f(x0)}" y="{_f(y1)}" width="{_f(max(x1 - x0, 1.0))}" '
+                   f'height="{_f(y2 - y1)}" fill="{GOOD}" fill-opacity="0.10"/>')
+    for edge in edges:
+        x = _f(frame.x(edge))
+        out.append(f'<line class="bound" x1="{x}" x2="{x}" y1="{_f(y1)}" y2="{_f(y2)}" stroke="{INK}" '
+                   f'stroke-width="1.6" stroke-dasharray="6 4"><title>bound {_e(said)}</title></line>')
+    out.append(f'<text class="threshold-label" x="{_f(frame.x(edges[-1]))}" y="{_f(y1 - 4)}" '
+               f'text-anchor="middle">bound {_e(said)}</text>')
+    return out
+
+
+def _criterion_row(frame: _RowFrame, cy: float, key: str, shown: str, value: float | None,
+                   ok: bool | None) -> list[str]:
+    """One value: its key, a bar from zero coloured by whether it satisfies the bound, the
+    number, and the words "meets" or "misses" (colour is never the only sign)."""
+    out = [f'<text class="cat" x="{frame.left - 8}" y="{_f(cy + 4)}" text-anchor="end">{_e(key)}</text>']
+    right = frame.width - frame.right + 12
+    if value is None:
+        out.append(f'<text class="criterion-undefined" x="{_f(frame.x(0) + 6)}" y="{_f(cy + 4)}" '
+                   f'fill="{WARN}">undefined<title>{_e(key)}: undefined</title></text>')
+        out.append(f'<text class="criterion-status" x="{right + 104}" y="{_f(cy + 4)}" fill="{WARN}">'
+                   "undefined</text>")
+        return out
+    state, color = ("unknown", MUTED) if ok is None else ("meets", GOOD) if ok else ("misses", BAD)
+    x0, x1 = sorted((frame.x(0), frame.x(value)))
+    out.append(f'<rect class="criterion-bar {state}" x="{_f(x0)}" y="{_f(cy - 8)}" '
+               f'width="{_f(max(x1 - x0, 1.0))}" height="16" fill="{color}" fill-opacity="0.75">'
+               f"<title>{_e(key)}: {_e(shown)}, {state} the bound</title></rect>")
+    mark = {"meets": "✓ ", "misses": "✗ "}.get(state, "")
+    out.append(f'<text class="value" x="{right}" y="{_f(cy + 4)}">{_e(shown)}</text>'
+               f'<text class="criterion-status" x="{right + 104}" y="{_f(cy + 4)}" fill="{color}">'
+               f"{mark}{state}</text>")
+    return out
+
+
+def criterion_chart(criterion: Mapping[str, Any], *, svg_id: str, shown: Sequence[str] = (),
+                    bound_said: str = "") -> str:
+    """One criterion: a bar per value (dimension, sum or question) from zero, the bound as a
+    dashed line (a band for `within`), each bar saying whether it meets the bound. `shown` are
+    the values as the tables print them, `bound_said` the bound as the tables print it."""
+    vals = criterion.get("values") or {}
+    exact = criterion.get("values_exact") or {}
+    sat = criterion.get("satisfied") or {}
+    keys = [str(k) for k in vals]
+    numbers = [_num(numfmt.to_fraction(vals[k], exact.get(k))) for k in vals]
+    frame = _criterion_frame([v for v in numbers if v is not None], criterion.get("bound"), len(keys))
+    meets = sum(1 for k in vals if sat.get(k) is True)
+    label = (f"Criterion {criterion.get('id')}: {criterion.get('text') or ''} — {meets} of {len(keys)} "
+             f"values meet the bound {bound_said}; outcome {criterion.get('outcome')}.")
+    out = _open(svg_id, "chart-criterion", frame.width, frame.height, label)
+    out.append(f'<rect x="{frame.left}" y="9" width="14" height="12" fill="{GOOD}" fill-opacity="0.75"/>'
+               f'<text class="legend" x="{frame.left + 20}" y="19">meets the bound</text>'
+               f'<rect x="{frame.left + 140}" y="9" width="14" height="12" fill="{BAD}" fill-opacity="0.75"/>'
+               f'<text class="legend" x="{frame.left + 160}" y="19">misses it</text>'
+               f'<line x1="{frame.left + 250}" x2="{frame.left + 250}" y1="8" y2="22" stroke="{INK}" '
+               f'stroke-dasharray="4 3" stroke-width="1.6"/>'
+               f'<text class="legend" x="{frame.left + 258}" y="19">the bound</text>')
+    out += _criterion_axis(frame, "value (v)")
+    out += _criterion_bound(frame, criterion.get("bound"), bound_said)
+    for r, key in enumerate(keys):
+        cy = frame.top + r * frame.row + frame.row / 2
+        number = numbers[r]
+        text = shown[r] if r < len(shown) else numfmt.brief(number) if number is not None else "undefined"
+        ok = sat.get(key) if isinstance(sat.get(key), bool) else None
+        out += _criterion_row(frame, cy, key, text, number, ok)
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- a design's conditions
+
+#: one colour per condition of a design: the baseline and the first treatment as in every chart,
+#: then the Okabe-Ito colours the κ chart uses for rater pairs
+CONDITION_COLORS = (COLOR_A, COLOR_B, *PAIR_COLORS)
+
+
+def _condition_bars(plot: _Plot, d: Mapping[str, Any], conds: Sequence[str], cx: float, bw: float,
+                    faded: bool) -> list[str]:
+    """One dimension's bars, one per condition, left to right in the document's order; the value
+    of each is its tooltip (labels over bars this narrow would overlap)."""
+    out = []
+    style = ' fill-opacity="0.35" stroke-dasharray="3 2"' if faded else ""
+    for j, cond in enumerate(conds):
+        color = CONDITION_COLORS[j % len(CONDITION_COLORS)]
+        x0 = cx - bw * len(conds) / 2 + j * bw
+        v = _num(numfmt.to_fraction(d.get(f"mean_{cond}"), d.get(f"mean_{cond}_exact")))
+        if v is None:
+            out.append(f'<text class="tick" x="{_f(x0 + bw / 2)}" y="{_f(plot.y(0) - 4)}" '
+                       f'text-anchor="middle">—</text>')
+            continue
+        out.append(f'<rect class="bar bar-condition" x="{_f(x0 + 0.5)}" y="{_f(plot.y(v))}" '
+                   f'width="{_f(bw - 1)}" height="{_f(max(plot.y(0) - plot.y(v), 0.0))}" fill="{color}" '
+                   f'stroke="{color}"{style}><title>{_e(d.get("id"))}: {_e(cond)} {_e(numfmt.mean(v))}'
+                   f"</title></rect>")
+    return out
+
+
+def conditions_chart(report: Mapping[str, Any], conds: Sequence[str], *, svg_id: str = "chart-means") -> str:
+    """A design's mean score per dimension for every condition (more than the seed's two): one bar
+    per condition, dimensions excluded by the agreement gate faded on a grey band."""
+    a = labels(report)[0]
+    dims = list(report.get("dimensions") or [])
+    width, height = 760, 330
+    ml, mr, mt, mb = 56, 12, 44, 62
+    values = [v for d in dims for c in conds
+              if (v := _num(numfmt.to_fraction(d.get(f"mean_{c}"), d.get(f"mean_{c}_exact")))) is not None]
+    top, step = _nice_max(max(values, default=0.0) * 1.08)
+    plot = _Plot(ml, mt, width - ml - mr, height - mt - mb, top)
+    gw = plot.width / max(len(dims), 1)
+    bw = min(22.0, gw * 0.8 / max(len(conds), 1))
+    label = (f"Mean score per dimension for each of {len(conds)} conditions ({', '.join(conds)}), lower is "
+             "better; faded: excluded for low agreement.")
+    out = _open(svg_id, "chart-means chart-conditions", width, height, label)
+    lx = 56.0
+    for j, cond in enumerate(conds):
+        svg, lx = _legend_swatch(lx, 18, CONDITION_COLORS[j % len(CONDITION_COLORS)],
+                                 f"{cond} (baseline)" if cond == a else cond)
+        out.append(svg)
+    out += _bar_axis(plot, step, "mean score (lower is better)")
+    base = plot.top_margin + plot.height
+    for i, d in enumerate(dims):
+        cx = plot.left + gw * (i + 0.5)
+        faded = not d.get("counted", True)
+        if faded:
+            out.append(f'<rect class="excluded-band" x="{_f(plot.left + gw * i + 2)}" '
+                       f'y="{_f(plot.top_margin)}" width="{_f(gw - 4)}" height="{_f(plot.height)}" '
+                       'fill="#f3f4f6"/>')
+        out += _condition_bars(plot, d, conds, cx, bw, faded)
+        out.append(f'<text class="cat" x="{_f(cx)}" y="{_f(base + 18)}" text-anchor="middle">'
+                   f'{_e(d.get("id"))}</text>')
+        if faded:
+            out.append(f'<text class="sub" x="{_f(cx)}" y="{_f(base + 34)}" text-anchor="middle" '
+                       f'fill="{BAD}">excluded</text>')
     y0 = _f(plot.y(0))
     out.append(f'<line class="axis" x1="{ml}" x2="{_f(ml + plot.width)}" y1="{y0}" y2="{y0}" '
                f'stroke="{INK}"/>')

@@ -100,6 +100,32 @@ def labels(report: Mapping[str, Any]) -> tuple[str, str]:
     return str(cond.get("baseline") or "A"), str(cond.get("treatment") or "B")
 
 
+def is_design(report: Mapping[str, Any]) -> bool:
+    """True for a document of a plan with criteria and decisions (SPEC §3.1): it carries
+    `criteria` and `decision`, and its verdict summarises the decision. A seed document has
+    neither key and renders exactly as before."""
+    return isinstance(report.get("criteria"), list)
+
+
+def nominal(report: Mapping[str, Any]) -> bool:
+    """True for a labelled (nominal) scale: the document has no means (`means` is `{}`, not a
+    mapping of withheld ones), so no mean table, improvement or aggregate is shown."""
+    means = report.get("means")
+    return isinstance(means, Mapping) and not means
+
+
+def mean_conditions(report: Mapping[str, Any]) -> tuple[str, ...]:
+    """The conditions whose means the tables show: baseline and treatment for a seed document;
+    for a design, every condition of `means` that the dimensions carry a `mean_<id>` for (the
+    baseline and treatment when none does)."""
+    a, b = labels(report)
+    if not is_design(report):
+        return a, b
+    dims = report.get("dimensions") or []
+    found = tuple(str(c) for c in report.get("means") or {} if any(f"mean_{c}" in d for d in dims))
+    return found or (a, b)
+
+
 def short_commit(commit: Any) -> str:
     text = str(commit or "").strip()
     return text[:7] if re.fullmatch(r"[0-9a-fA-F]{8,64}", text) else text
@@ -134,6 +160,10 @@ def held(doc: Mapping[str, Any], value: Any, shown: str) -> str:
 # --------------------------------------------------------------------------- charts without data
 
 
+#: what stands for the questions chart on a labelled scale, which has no aggregates
+NOMINAL_QUESTIONS = "No chart: a labelled scale has no aggregates; each question's rate is under Criteria."
+
+
 def means_missing(report: Mapping[str, Any]) -> str | None:
     """Why the means chart is left out, or None when it has data: a chart of empty bars says
     nothing, a sentence says why (docs/report.md)."""
@@ -146,6 +176,8 @@ def means_missing(report: Mapping[str, Any]) -> str | None:
 
 def questions_missing(report: Mapping[str, Any]) -> str | None:
     """Why the questions chart is left out, or None when some question has an aggregate."""
+    if nominal(report):
+        return NOMINAL_QUESTIONS
     a, b = labels(report)
     if any(q.get(f"aggregate_{c}") is not None for q in report.get("questions") or [] for c in (a, b)):
         return None
@@ -219,6 +251,7 @@ def rules_table(report: Mapping[str, Any]) -> Table:
 
 def means_table(report: Mapping[str, Any]) -> Table:
     a, b = labels(report)
+    conds = mean_conditions(report)
     excluded = report.get("excluded_dimensions") or {}
     rows = []
     for dim in report.get("dimensions") or []:
@@ -233,14 +266,13 @@ def means_table(report: Mapping[str, Any]) -> Table:
             _c(did, code=True),
             _c(dim.get("name")),
             _c(kind),
-            _n(numfmt.mean(dim.get(f"mean_{a}"), dim.get(f"mean_{a}_exact")), tone=muted),
-            _n(numfmt.mean(dim.get(f"mean_{b}"), dim.get(f"mean_{b}_exact")), tone=muted),
+            *(_n(numfmt.mean(dim.get(f"mean_{c}"), dim.get(f"mean_{c}_exact")), tone=muted) for c in conds),
             _n(numfmt.mean(dim.get("delta"), dim.get("delta_exact"), signed=True), tone=muted),
             status,
         ))
     notes = ("Means are withheld while the verdict is NOT-READY.",) if withheld(report) else ()
-    table = Table(("dimension", "name", "kind", f"mean {a}", f"mean {b}", f"Δ ({b} − {a})", "status"),
-                  tuple(rows), frozenset({3, 4, 5}), notes)
+    table = Table(("dimension", "name", "kind", *(f"mean {c}" for c in conds), f"Δ ({b} − {a})", "status"),
+                  tuple(rows), frozenset(range(3, 4 + len(conds))), notes)
     return pruned(table)
 
 
