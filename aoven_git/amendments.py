@@ -41,6 +41,7 @@ from aoven_git.analysis import (
 from aoven_git.attribution import CellConsensus, cell_consensus
 from aoven_git.model import Amendment, CellKey, Plan, Reconciliation, ScoreSheet
 from aoven_git.readiness import invalid_file, withdrawn_from
+from aoven_git.reconciliation import flag_spread as plan_flag_spread
 from aoven_git.reconciliation import flagged_keys
 from aoven_git.verdict import CellResolution, Verdict
 
@@ -90,7 +91,7 @@ def amend(parts: Parts, before: Layer, a: Amendment, sheets: Sequence[ScoreSheet
     found, problems = rescored_sheets(plan, a, sheets)
     passes, changed = rescore(plan, before.passes, scope, found)
     consensus = reconcile(parts.reconciliations, a, parts.round_id, passes, scope, before.consensus,
-                          plan.rules.flag_spread)
+                          plan_flag_spread(plan))
     resolutions = resolve(plan, passes, consensus)
     agreement = agree(parts, passes, scope, before.agreement)
     blockers = tuple(dict.fromkeys([*problems, *parts.ready.amendments.get(a.id, []), *before.blockers]))

@@ -33,14 +33,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
 from aoven_git import __version__
 from aoven_git.attribution import CellConsensus, cell_consensus
+from aoven_git.criteria import Evaluated
+from aoven_git.decisions import decide as decide_table
 from aoven_git.errors import UsageError
-from aoven_git.model import CellKey, Pass, Plan, Reconciliation, ScoreSheet
+from aoven_git.model import (
+    CellKey,
+    Criterion,
+    CriterionResult,
+    Decision,
+    Pass,
+    Plan,
+    Reconciliation,
+    ScoreSheet,
+)
 from aoven_git.plan_diff import deviations
 from aoven_git.protocol_events import deviations_part
 from aoven_git.readiness import (
@@ -56,19 +67,22 @@ from aoven_git.readiness import (
     withdrawn_from,
     withdrawn_kept,
 )
-from aoven_git.reconciliation import consensus_files, flagged_keys, without_raters
+from aoven_git.reconciliation import consensus_files, flag_spread, flagged_keys, without_raters
 from aoven_git.verdict import (
     CellResolution,
     Verdict,
+    VerdictName,
     blinding_pass,
     decide,
     resolve_cells,
     self_bias,
+    terminal_message,
 )
 from aoven_git.verdict_rules import Evaluation, RuleResult, rules_template
 
 SCHEMA = "aoven-git/report/1"
 WITHHELD = "withheld while the verdict is NOT-READY"
+NO_MEANS = "a labelled scale has no means"
 #: Small-sample caveats (docs/statistics.md, "Caveats"): a κ on fewer items than this, or a
 #: bootstrap interval wider than this, is flagged in every format.
 CAVEAT_MIN_ITEMS = 20
@@ -165,9 +179,9 @@ def pass_agreement(
 ) -> dict[str, PassAgreement]:
     """κ for every pass × dimension × rater pair (or only the (pass, dimension) groups in
     ``only``), with one bootstrap over all of them."""
-    from aoven_git.agreement import pairwise_kappas
+    from aoven_git.agreement import pairwise_kappas, scale_weights
 
-    rules = plan.rules.kappa
+    weights = scale_weights(plan.scale.nominal, plan.rules.kappa.weights)
     groups = {
         (p.id, d): {
             rater: {k.item: v for k, v in cells.items() if k.dimension == d}
@@ -177,7 +191,7 @@ def pass_agreement(
         for d in (dim.id for dim in plan.dimensions if dim.id in p.dimensions)
         if only is None or (p.id, d) in only
     }
-    pairs = pairwise_kappas(groups, categories=plan.scale.values, weights=rules.weights,
+    pairs = pairwise_kappas(groups, categories=plan.scale.values, weights=weights,
                             bootstrap=bootstrap, seed=seed, confidence=CONFIDENCE,
                             method=method)  # type: ignore[arg-type]
     out = {p.id: PassAgreement({}) for p in plan.passes}
@@ -196,15 +210,22 @@ def _dimension_agreement(
 ) -> tuple[dict[str, Any], Any]:
     """The document entry of one dimension's κ, the coefficients beside it (docs/statistics.md,
     "When κ misleads"), and the gate of the plan's coefficient."""
-    from aoven_git.agreement import aggregate_kappa, krippendorff_alpha, pair_label
+    from aoven_git.agreement import (
+        aggregate_kappa,
+        alpha_level,
+        krippendorff_alpha,
+        pair_label,
+        scale_weights,
+    )
     from aoven_git.coefficients import all_coefficients, kappa_paradox
 
     rules = plan.rules.kappa
+    weights = scale_weights(plan.scale.nominal, rules.weights)
     agg_min = aggregate_kappa(pairs, "min", undefined=rules.undefined)
     agg_mean = aggregate_kappa(pairs, "mean", undefined=rules.undefined)
     chosen = agg_min if rules.aggregate == "min" else agg_mean
-    alpha = krippendorff_alpha(ratings, categories=plan.scale.values, level="ordinal")
-    several, by_pair = all_coefficients(ratings, categories=plan.scale.values, weights=rules.weights)
+    alpha = krippendorff_alpha(ratings, categories=plan.scale.values, level=alpha_level(plan.scale.nominal))
+    several, by_pair = all_coefficients(ratings, categories=plan.scale.values, weights=weights)
     gate = dimension_gate(plan, pairs, by_pair, alpha)
     kappa = chosen.exact if chosen.value is not None else None
     paradox = kappa_paradox(kappa, several.percent_agreement.exact, threshold=rules.threshold,
@@ -238,13 +259,13 @@ def dimension_gate(plan: Plan, pairs: Mapping[Any, Any], by_pair: Mapping[Any, A
     """The exact gate of the plan's coefficient (``rules.kappa.coefficient``, docs/plan.md):
     κ, Gwet's AC or Brennan–Prediger per pair, aggregated like κ (``aggregate``, ``undefined``),
     or Krippendorff's α over all raters — each against the same threshold."""
-    from aoven_git.agreement import kappa_gate
+    from aoven_git.agreement import kappa_gate, scale_weights
     from aoven_git.coefficients import alpha_gate
 
     rules = plan.rules.kappa
     settings = {"threshold": rules.threshold, "aggregate": rules.aggregate, "undefined": rules.undefined}
     if rules.coefficient == "gwet":
-        name = "AC1" if rules.weights == "none" else "AC2"
+        name = "AC1" if scale_weights(plan.scale.nominal, rules.weights) == "none" else "AC2"
         return kappa_gate({k: c.gwet.exact for k, c in by_pair.items()}, name=name, **settings)
     if rules.coefficient == "brennan-prediger":
         return kappa_gate({k: c.brennan_prediger.exact for k, c in by_pair.items()}, name="Brennan-Prediger",
@@ -259,8 +280,13 @@ def dimension_gate(plan: Plan, pairs: Mapping[Any, Any], by_pair: Mapping[Any, A
 
 
 def _verdict_passes(plan: Plan) -> set[str]:
+    """The passes the verdict reads: the primary and its stripped pass, and with a decision
+    table every pass a criterion reads."""
+    from aoven_git.criteria import passes_read
+
     stripped = blinding_pass(plan)
-    return {plan.primary_pass.id} | ({stripped.id} if stripped else set())
+    read = {p for c in plan.criteria for p in passes_read(plan, c)} if plan.decisions else set()
+    return {plan.primary_pass.id} | ({stripped.id} if stripped else set()) | read
 
 
 def pending_blockers(
@@ -295,7 +321,7 @@ def resolve(
             elif c.state == "contested":
                 settled[key], options[key] = "contested", list(c.options)
         out[p.id] = resolve_cells(
-            passes[p.id].scores, settled, flag_spread=plan.rules.flag_spread,
+            passes[p.id].scores, settled, flag_spread=flag_spread(plan),
             unflagged=plan.rules.unflagged, alternatives=options,
         )
     return out
@@ -312,7 +338,7 @@ def pass_consensus(plan: Plan, passes: Mapping[str, PassData], reconciliations: 
                 raters_of.setdefault(key, []).append(rater)
         rows = [row for rec in reconciliations if (rec.pass_id, rec.round_id, rec.amendment) ==
                 (p.id, round_id, None) for row in rec.rows]
-        out[p.id] = cell_consensus(rows, raters_of, flagged_keys(passes[p.id].scores, plan.rules.flag_spread))
+        out[p.id] = cell_consensus(rows, raters_of, flagged_keys(passes[p.id].scores, flag_spread(plan)))
     return out
 
 
@@ -381,11 +407,14 @@ def analyse(
     consensus = pass_consensus(plan, passes, reconciliations, round_id)
     resolutions = resolve(plan, passes, consensus)
     verdict = decide_round(plan, resolutions, kappas, round_id, ready.blockers, known)
+    design = None
+    if plan.decisions:
+        verdict, design = decide_design(plan, resolutions, kappas, round_id, ready.blockers, verdict, known)
     parts = Parts(plan, round_id, passes, kappas, ready, resolutions, verdict, bootstrap, seed, method,
                    dict(source or {}), excluded, consensus, attribution_note(seals, source),
                    [dict(u) for u in (seals or {}).get("unattributed_rows", []) or []],
                    tuple(reconciliations), known, tuple(blind), scoped, deviations_part(plan, seals),
-                   withdrawn)
+                   withdrawn, design)
     return ReportData(verdict, document(parts), parts)
 
 
@@ -441,6 +470,70 @@ def decide_round(plan: Plan, resolutions: Mapping[str, Mapping[CellKey, CellReso
     )
 
 
+# --------------------------------------------------------------------------- 5b. designs
+
+
+@dataclass(frozen=True)
+class Design:
+    """A plan with a decision table (docs/statistics.md, "Criteria", "Decisions"): every
+    criterion evaluated, the seed verdict behind each `seed` one, and the decision."""
+
+    evaluated: Evaluated
+    decision: Decision
+
+
+def design_blockers(plan: Plan, resolutions: Mapping[str, CellResolution], round_id: str,
+                    blockers: Sequence[str], previous: Mapping[str, str]) -> list[str]:
+    """What withholds a decision: the seed's readiness (seals, files, pending raters, re-test
+    rules) and open cells in any pass a criterion reads."""
+    from aoven_git.verdict import open_cell_reasons, retest_problems
+
+    out = [*blockers, *retest_problems(plan, round_id, previous)]
+    where = consensus_files(plan, round_id, None)
+    for pass_id in (p.id for p in plan.passes if p.id in _verdict_passes(plan)):
+        out += open_cell_reasons(pass_id, resolutions[pass_id], where)
+    return out
+
+
+def decide_design(plan: Plan, resolutions: Mapping[str, CellResolution], kappas: Mapping[str, PassAgreement],
+                  round_id: str, blockers: Sequence[str], seed: Verdict,
+                  previous: Mapping[str, str]) -> tuple[Verdict, Design]:
+    """The criteria, the decision, and the verdict that summarises it (CONTRACT of the report:
+    not-ready → NOT-READY, contested → CONTESTED, undecided → INCONCLUSIVE, a row with `if:` →
+    PASS, `otherwise` → FAIL). The seed evaluation of `Plan.treatment` stays for the improvement
+    on an ordinal scale; the seed's extremes move into each `seed` criterion."""
+    from aoven_git.criteria import Inputs, evaluate_all
+
+    inputs = Inputs(resolutions, {p: a.counted for p, a in kappas.items()}, round_id,
+                    {p: a.excluded for p, a in kappas.items()})
+    evaluated = evaluate_all(plan, inputs)
+    not_ready = design_blockers(plan, resolutions, round_id, blockers, previous)
+    decision = decide_table(plan, evaluated.results, not not_ready, not_ready)
+    name, summary = design_summary(plan, decision, not_ready)
+    reasons, terminal = list(decision.reasons), False
+    rounds = [r.id for r in plan.rounds]
+    before = rounds[rounds.index(round_id) - 1] if rounds.index(round_id) > 0 else None
+    if name == "INCONCLUSIVE" and before is not None and previous.get(before) == "INCONCLUSIVE":
+        message = terminal_message(plan)
+        summary, reasons, terminal = f"INCONCLUSIVE, terminal: {message}", [message, *reasons], True
+    keep = seed.evaluation if not plan.scale.nominal and not not_ready else None
+    verdict = replace(seed, verdict=name, summary=summary, reasons=tuple(reasons), terminal=terminal,
+                      evaluation=keep, best=None, worst=None, contested=(), not_ready=tuple(not_ready))
+    return verdict, Design(evaluated, decision)
+
+
+def design_summary(plan: Plan, decision: Decision, not_ready: Sequence[str]) -> tuple[VerdictName, str]:
+    """The verdict that summarises a decision, and the one-line summary ("Decision: adopt P1+P2
+    (row 2)")."""
+    if decision.status == "not-ready":
+        return "NOT-READY", f"NOT-READY: {not_ready[0]}"
+    if decision.status != "decided":
+        name: VerdictName = "CONTESTED" if decision.status == "contested" else "INCONCLUSIVE"
+        return name, f"Decision {decision.status}: blocked by {', '.join(decision.blocking)}"
+    row = plan.decisions[(decision.row or 1) - 1]
+    return ("FAIL" if row.otherwise else "PASS"), f"Decision: {decision.then} (row {decision.row})"
+
+
 @dataclass(frozen=True)
 class Parts:
     """Everything the document is written from."""
@@ -468,6 +561,7 @@ class Parts:
     protocol: Mapping[str, Any] = field(default_factory=dict)  # protocol_events.deviations_part
     #: withdrawn raters, each with the (pass, round, amendment) complete at their withdrawal
     withdrawn: Mapping[str, set[Scope]] = field(default_factory=dict)
+    design: Design | None = None  # the criteria and the decision, for a plan with `decisions`
 
 
 def document(parts: Parts) -> dict[str, Any]:
@@ -487,16 +581,17 @@ def document(parts: Parts) -> dict[str, Any]:
         "summary": verdict.summary,
         "reasons": list(verdict.reasons),
         "terminal": verdict.terminal,
-        **headline(plan, ev),
+        **(design_headline(parts) if parts.design else headline(plan, ev)),
         "conditions": {"baseline": a, "treatment": b},
         "b_scores_from": verdict.b_scores_from,
         "blinding": _blinding(verdict),
         "verdict_pass": plan.primary_pass.id,
         "counted_dimensions": list(verdict.counted),
         "excluded_dimensions": dict(verdict.excluded),
-        "dimensions": dimension_means(plan, ev, verdict.counted),
+        "dimensions": condition_dimension_means(parts, dimension_means(plan, ev, verdict.counted)),
         "questions": _questions(parts),
-        "rules": _rules(parts),
+        "rules": [] if parts.design else _rules(parts),
+        **(design_part(parts) if parts.design else {}),
         "kappa": kappa,
         "kappa_settings": _kappa_settings(plan, parts.bootstrap, parts.seed, parts.method),
         "caveats": caveats(kappa, parts.bootstrap),
@@ -545,6 +640,121 @@ def headline(plan: Plan, ev: Evaluation | None) -> dict[str, Any]:
     }
 
 
+def condition_means(parts: Parts) -> dict[str, Fraction | None]:
+    """Every condition's mean aggregate over the round's questions: the sum over the counted
+    dimensions of the primary pass, a question's replicates averaged first (docs/statistics.md,
+    "Replicates"); None for a condition the pass does not score or with an open cell."""
+    from aoven_git.verdict import average_replicates
+
+    plan, verdict = parts.plan, parts.verdict
+    rnd = plan.round_(parts.round_id)
+    cells = average_replicates(parts.resolutions[plan.primary_pass.id]).values
+    out: dict[str, Fraction | None] = {}
+    for c in (c.id for c in plan.conditions):
+        keys = [CellKey(q, c, d) for q in (rnd.questions if rnd else ()) for d in verdict.counted]
+        known = c in plan.primary_pass.conditions and keys and all(k in cells for k in keys)
+        out[c] = sum((cells[k] for k in keys), Fraction(0)) / len(rnd.questions) if known and rnd else None
+    return out
+
+
+def condition_dimension_means(parts: Parts, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For a design on an ordinal scale, each dimension row gains `mean_<condition>` (and its
+    exact twin) for every condition: the mean over the round's questions of the primary pass's
+    cells, replicates averaged first; None for an open cell or while withheld. A seed plan's rows
+    are returned as they are (its `mean_A`/`mean_B` keys never move)."""
+    from aoven_git.verdict import average_replicates
+
+    plan = parts.plan
+    if parts.design is None or plan.scale.nominal:
+        return rows
+    rnd = plan.round_(parts.round_id)
+    questions = rnd.questions if rnd else ()
+    ready = parts.verdict.evaluation is not None
+    cells = average_replicates(parts.resolutions[plan.primary_pass.id]).values if ready else {}
+    for row in rows:
+        for c in (c.id for c in plan.conditions):
+            keys = [CellKey(q, c, row["id"]) for q in questions]
+            known = bool(keys) and all(k in cells for k in keys)
+            mean = sum((cells[k] for k in keys), Fraction(0)) / len(keys) if known else None
+            row[f"mean_{c}"], row[f"mean_{c}_exact"] = full(mean), exact_str(mean)
+    return rows
+
+
+def design_headline(parts: Parts) -> dict[str, Any]:
+    """`improvement` (the seed improvement of `Plan.treatment`, ordinal scales only) and every
+    condition's mean; `{}` on a nominal scale, nulls while withheld."""
+    plan, ev = parts.plan, parts.verdict.evaluation
+    if plan.scale.nominal:
+        return {"improvement": None, "improvement_exact": None, "means": {}, "means_exact": {}}
+    means = condition_means(parts) if ev is not None else {c.id: None for c in plan.conditions}
+    return {
+        "improvement": full(ev.improvement) if ev else None,
+        "improvement_exact": exact_str(ev.improvement) if ev else None,
+        "means": {c: full(m) for c, m in means.items()},
+        "means_exact": {c: exact_str(m) for c, m in means.items()},
+    }
+
+
+def design_part(parts: Parts) -> dict[str, Any]:
+    """`criteria[]` and `decision` of a plan with a decision table (docs/report.md)."""
+    plan, design = parts.plan, parts.design
+    assert design is not None
+    withheld = design.decision.status == "not-ready"
+    entries = []
+    for result in design.evaluated.results:
+        criterion = plan.criterion(result.id)
+        assert criterion is not None
+        seed = design.evaluated.seeds.get(result.id)
+        entries.append(criterion_entry(plan, criterion, result, seed, withheld))
+    return {"criteria": entries, "decision": decision_entry(plan, design.decision)}
+
+
+def criterion_entry(plan: Plan, criterion: Criterion, result: CriterionResult, seed: Verdict | None,
+                    withheld: bool) -> dict[str, Any]:
+    """One criterion as the document carries it; while NOT-READY its values are withheld (null)
+    and its outcome is `undecided`, like the seed's rules. A `seed` criterion's `of` is its
+    treatment and the baseline."""
+    from aoven_git.criteria import describe
+
+    bound = criterion.bound
+    values = {k: None for k in result.values} if withheld else result.values
+    evaluation = seed.evaluation if seed is not None and not withheld else None
+    rules = [rule_entry(r) for r in evaluation.rules] if evaluation is not None else []
+    return {
+        "id": criterion.id,
+        "kind": criterion.kind,
+        "text": describe(plan, criterion),
+        "of": list(criterion.of) if criterion.kind != "seed" else [criterion.treatment or plan.treatment.id,
+                                                                    plan.baseline.id],
+        "bound": {"kind": bound.kind, "value": full(bound.value), "value_exact": exact_str(bound.value)}
+        if bound else None,
+        "outcome": "undecided" if withheld else result.outcome,
+        "values": {k: full(v) for k, v in values.items()},
+        "values_exact": {k: exact_str(v) for k, v in values.items()},
+        "satisfied": {} if withheld else dict(result.satisfied),
+        "require": criterion.require,
+        "passes": list(result.passes),
+        "reasons": [WITHHELD] if withheld else list(result.reasons),
+        "extremes": {"best": result.extremes[0], "worst": result.extremes[1]}
+        if result.extremes and not withheld else None,
+        "rules": rules,
+    }
+
+
+def decision_entry(plan: Plan, decision: Decision) -> dict[str, Any]:
+    """The decision and every row's outcome (1-based rows)."""
+    return {
+        "status": decision.status,
+        "then": decision.then,
+        "row": decision.row,
+        "blocking": list(decision.blocking),
+        "reasons": list(decision.reasons),
+        "rows": [{"row": i, "if": list(row.criteria), "then": row.then, "otherwise": row.otherwise,
+                  "outcome": outcome}
+                 for i, (row, outcome) in enumerate(zip(plan.decisions, decision.rows, strict=True), 1)],
+    }
+
+
 def uncertainty(parts: Parts) -> dict[str, Any]:
     """Descriptive uncertainty beside the exact rules (docs/statistics.md, "Uncertainty a PI reads
     first"): bootstrap intervals over questions for each condition's mean and the improvement, and
@@ -556,6 +766,8 @@ def uncertainty(parts: Parts) -> dict[str, Any]:
     a, b = plan.baseline.id, plan.treatment.id
     settings = {"descriptive": True, "method": "percentile", "over": "questions",
                 "confidence": CONFIDENCE, "bootstrap": parts.bootstrap, "seed": parts.seed}
+    if plan.scale.nominal:
+        return {**settings, "withheld": NO_MEANS, "intervals": None, "rater_means": None}
     if ev is None:
         return {**settings, "withheld": WITHHELD, "intervals": None, "rater_means": None}
     intervals = question_intervals([q.aggregate_a for q in ev.questions],
@@ -565,7 +777,8 @@ def uncertainty(parts: Parts) -> dict[str, Any]:
     rnd = plan.round_(parts.round_id)
     primary = plan.primary_pass
     dims = [d.id for d in plan.dimensions if d.id in primary.dimensions]
-    means = rater_means(parts.passes[primary.id].scores, conditions=[a, b], dimensions=dims,
+    conditions = [c.id for c in plan.conditions] if parts.design else [a, b]
+    means = rater_means(parts.passes[primary.id].scores, conditions=conditions, dimensions=dims,
                         questions=rnd.questions if rnd else ())
     return {
         **settings, "withheld": None,
@@ -678,9 +891,11 @@ def dimension_means(plan: Plan, ev: Evaluation | None, counted: Sequence[str]) -
 
 
 def _kappa_settings(plan: Plan, bootstrap: int, seed: int, method: str) -> dict[str, Any]:
+    from aoven_git.agreement import scale_weights
+
     k = plan.rules.kappa
     return {
-        "weights": k.weights,
+        "weights": scale_weights(plan.scale.nominal, k.weights),
         "threshold": full(k.threshold),
         "aggregate": k.aggregate,
         "bootstrap": bootstrap,

@@ -645,6 +645,7 @@ class CriterionResult:
     satisfied: dict[str, bool] = field(default_factory=dict)
     reasons: tuple[str, ...] = ()
     extremes: tuple[CriterionOutcome, CriterionOutcome] | None = None
+    passes: tuple[str, ...] = ()  # the passes whose consensus cells it read, plan order
 
 
 @dataclass(frozen=True)
@@ -657,3 +658,5 @@ class Decision:
     row: int | None = None
     blocking: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
+    #: each row's outcome, in plan order: taken, fails, blocked or not-reached
+    rows: tuple[Literal["taken", "fails", "blocked", "not-reached"], ...] = ()
