@@ -323,7 +323,8 @@ class Plan:
     @property
     def treatment(self) -> Condition:
         """The treatment of the seed's single verdict: the only one, else `rules.pass.treatment`
-        (docs/designs.md); the first treatment when neither says (check-plan reports that)."""
+        (docs/designs.md). A plan with several treatments and neither is refused unless its criteria
+        name their treatments; then this is the first one."""
         named = self.rules.pass_.treatment
         return next((c for c in self.treatments if c.id == named), self.treatments[0])
 
