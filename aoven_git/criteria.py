@@ -366,11 +366,27 @@ _SEED_OUTCOME: dict[str, CriterionOutcome] = {
 }
 
 
+def seed_outcome(criterion: Criterion, verdict: Verdict) -> CriterionOutcome:
+    """Holds iff the seed verdict is PASS; FAIL fails and NOT-READY is undecided. INCONCLUSIVE
+    fails, except while a dimension of the verdict does not count under the agreement gate: then
+    the seed rule could not be evaluated in full (§7: PASS is impossible, not disproved), so the
+    criterion is undecided like every criterion that needs an ungated dimension (`gate: false`
+    opts out: the rule as far as it can be evaluated decides)."""
+    if verdict.verdict == "INCONCLUSIVE" and criterion.gate and verdict.excluded:
+        return "undecided"
+    return _SEED_OUTCOME[verdict.verdict]
+
+
 def seed_result(plan: Plan, criterion: Criterion, verdict: Verdict) -> CriterionResult:
-    """Holds iff the seed verdict is PASS; FAIL and INCONCLUSIVE fail, NOT-READY is undecided;
-    contested only when the verdict's extremes fall on both sides of PASS."""
-    result = CriterionResult(criterion.id, "seed", _SEED_OUTCOME[verdict.verdict], {"verdict": None},
-                             {"verdict": verdict.verdict == "PASS"}, tuple(verdict.reasons),
+    """The seed criterion's outcome (`seed_outcome`); contested only when the verdict's extremes
+    fall on both sides of PASS."""
+    reasons = tuple(verdict.reasons)
+    if seed_outcome(criterion, verdict) == "undecided" and verdict.verdict == "INCONCLUSIVE":
+        gated = ", ".join(sorted(verdict.excluded))
+        reasons = (f"{gated} do(es) not count under the agreement gate: the seed rule cannot be "
+                   "evaluated in full", *reasons)
+    result = CriterionResult(criterion.id, "seed", seed_outcome(criterion, verdict), {"verdict": None},
+                             {"verdict": verdict.verdict == "PASS"}, reasons,
                              passes=passes_read(plan, criterion))
     if verdict.best is None or verdict.worst is None:
         return result
