@@ -205,7 +205,7 @@ def test_replicates_raised_after_the_first_seal(probes: Probes) -> None:
     assert "replicates: 2 → 3" in plan_change(expect(probes, [("plan-changed-after-seal", None)]))
 
 
-def test_the_seed_templates_locked_list_is_kept_by_a_design(probes: Probes) -> None:
+def test_criteria_removed_from_locked_after_the_first_seal(probes: Probes) -> None:
     """Removing a key from `locked` is itself a change (regression for designs)."""
     probes.begin(PROBES.replace("locked: [", "locked: [criteria, decisions, "))
     probes.seal_sheet("cto")
