@@ -364,6 +364,11 @@ def _check_scale(doc: dict[str, Any], out: _Problems) -> None:
     if "labels" in spec:
         if "min" in spec or "max" in spec:
             out.at(["scale"], "scale: write either min and max (ordinal) or labels (nominal), not both")
+        folded = [str(x).casefold() for x in spec["labels"]]
+        twins = sorted({x for x in spec["labels"] if folded.count(str(x).casefold()) > 1})
+        if twins:  # sheets read a label in any letter case, so these could not be told apart
+            out.at(["scale", "labels"], f"scale: labels {', '.join(twins)} differ only in letter case; "
+                   "sheets read labels in any case, so a cell could not say which is meant")
         return  # a nominal scale: the schema bounds its labels
     if "min" not in spec or "max" not in spec:
         out.at(["scale"], "scale: needs min and max (an ordinal scale) or labels (a nominal one)")

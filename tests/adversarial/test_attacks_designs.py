@@ -564,9 +564,6 @@ def test_criteria_changed_on_a_branch_cut_before_the_first_seal_merged_after_the
 # --------------------------------------------------------------------------- the plan and the CLI
 
 
-@pytest.mark.xfail(strict=True, reason="labels that differ only in letter case load (plan_designs "
-                   "checks labels by schema pattern and uniqueness as written), while sheets read a "
-                   "label in any letter case: `Pass` is read as PASS, not pass")
 def test_labels_that_differ_only_in_letter_case_are_a_plan_error(probes: Probes) -> None:
     """With `labels: [PASS, pass]` a cell `Pass` reads as whichever the case-insensitive match
     finds first: what the rater meant is not on the page. Expected: a plan error (exit 2) at the
