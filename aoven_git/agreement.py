@@ -84,6 +84,18 @@ class Agreement:
         return self.value is not None
 
 
+def scale_weights(nominal: bool, weights: str) -> Weights:
+    """The weights agreement uses on a scale: none on a nominal (labelled) scale, whatever the
+    plan's `rules.kappa.weights` says — labels have no distance, so partial credit would be
+    invented (docs/statistics.md, "Labels and replicates"); the plan's weights otherwise."""
+    return "none" if nominal else weights  # type: ignore[return-value]
+
+
+def alpha_level(nominal: bool) -> Level:
+    """Krippendorff's level of measurement: nominal on a labelled scale, else ordinal."""
+    return "nominal" if nominal else "ordinal"
+
+
 def pair_label(a: str, b: str) -> str:
     """The key of a rater pair in the report JSON (``"r1~r2"``)."""
     return f"{a}~{b}"

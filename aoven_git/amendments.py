@@ -39,8 +39,10 @@ from aoven_git.analysis import (
     resolve,
 )
 from aoven_git.attribution import CellConsensus, cell_consensus
+from aoven_git.design_report import decide_design
 from aoven_git.model import Amendment, CellKey, Plan, Reconciliation, ScoreSheet
 from aoven_git.readiness import invalid_file, withdrawn_from
+from aoven_git.reconciliation import flag_spread as plan_flag_spread
 from aoven_git.reconciliation import flagged_keys
 from aoven_git.verdict import CellResolution, Verdict
 
@@ -90,11 +92,14 @@ def amend(parts: Parts, before: Layer, a: Amendment, sheets: Sequence[ScoreSheet
     found, problems = rescored_sheets(plan, a, sheets)
     passes, changed = rescore(plan, before.passes, scope, found)
     consensus = reconcile(parts.reconciliations, a, parts.round_id, passes, scope, before.consensus,
-                          plan.rules.flag_spread)
+                          plan_flag_spread(plan))
     resolutions = resolve(plan, passes, consensus)
     agreement = agree(parts, passes, scope, before.agreement)
     blockers = tuple(dict.fromkeys([*problems, *parts.ready.amendments.get(a.id, []), *before.blockers]))
     verdict = decide_round(plan, resolutions, agreement, parts.round_id, blockers, parts.previous, a.id)
+    if plan.decisions:  # a design's exploratory verdict summarises its decision, as the study's does
+        verdict, _ = decide_design(plan, resolutions, agreement, parts.round_id, blockers, verdict,
+                                   parts.previous)
     layer = Layer(passes, consensus, resolutions, agreement, verdict, blockers)
     change = Change(scope, found, changed, excluded)
     return layer, amendment_entry(parts, a, before, layer, change)

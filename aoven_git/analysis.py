@@ -39,8 +39,22 @@ from typing import Any
 
 from aoven_git import __version__
 from aoven_git.attribution import CellConsensus, cell_consensus
+from aoven_git.design_report import (
+    Design,
+    condition_dimension_means,
+    decide_design,
+    design_headline,
+    design_part,
+    verdict_passes,
+)
 from aoven_git.errors import UsageError
-from aoven_git.model import CellKey, Pass, Plan, Reconciliation, ScoreSheet
+from aoven_git.model import (
+    CellKey,
+    Pass,
+    Plan,
+    Reconciliation,
+    ScoreSheet,
+)
 from aoven_git.plan_diff import deviations
 from aoven_git.protocol_events import deviations_part
 from aoven_git.readiness import (
@@ -56,7 +70,8 @@ from aoven_git.readiness import (
     withdrawn_from,
     withdrawn_kept,
 )
-from aoven_git.reconciliation import consensus_files, flagged_keys, without_raters
+from aoven_git.reconciliation import consensus_files, flag_spread, flagged_keys, without_raters
+from aoven_git.report_values import NO_MEANS, WITHHELD, exact_str, full, rule_entry
 from aoven_git.verdict import (
     CellResolution,
     Verdict,
@@ -65,10 +80,9 @@ from aoven_git.verdict import (
     resolve_cells,
     self_bias,
 )
-from aoven_git.verdict_rules import Evaluation, RuleResult, rules_template
+from aoven_git.verdict_rules import Evaluation, rules_template
 
 SCHEMA = "aoven-git/report/1"
-WITHHELD = "withheld while the verdict is NOT-READY"
 #: Small-sample caveats (docs/statistics.md, "Caveats"): a κ on fewer items than this, or a
 #: bootstrap interval wider than this, is flagged in every format.
 CAVEAT_MIN_ITEMS = 20
@@ -90,16 +104,6 @@ class ReportData:
         # document is plain JSON by contract, and a JSON round trip copies a 20-rater study's
         # document several times faster than copy.deepcopy (it also refuses NaN on the way).
         return json.loads(json.dumps(self.document, allow_nan=False))
-
-
-def full(x: Fraction | float | int | None) -> float | None:
-    """A number at full precision (the correctly rounded float of an exact value)."""
-    return None if x is None else float(x)
-
-
-def exact_str(x: Fraction | None) -> str | None:
-    """An exact value as the `"p/q"` string the document carries next to its float."""
-    return None if x is None else str(x)
 
 
 # --------------------------------------------------------------------------- 1. group
@@ -165,9 +169,9 @@ def pass_agreement(
 ) -> dict[str, PassAgreement]:
     """κ for every pass × dimension × rater pair (or only the (pass, dimension) groups in
     ``only``), with one bootstrap over all of them."""
-    from aoven_git.agreement import pairwise_kappas
+    from aoven_git.agreement import pairwise_kappas, scale_weights
 
-    rules = plan.rules.kappa
+    weights = scale_weights(plan.scale.nominal, plan.rules.kappa.weights)
     groups = {
         (p.id, d): {
             rater: {k.item: v for k, v in cells.items() if k.dimension == d}
@@ -177,7 +181,7 @@ def pass_agreement(
         for d in (dim.id for dim in plan.dimensions if dim.id in p.dimensions)
         if only is None or (p.id, d) in only
     }
-    pairs = pairwise_kappas(groups, categories=plan.scale.values, weights=rules.weights,
+    pairs = pairwise_kappas(groups, categories=plan.scale.values, weights=weights,
                             bootstrap=bootstrap, seed=seed, confidence=CONFIDENCE,
                             method=method)  # type: ignore[arg-type]
     out = {p.id: PassAgreement({}) for p in plan.passes}
@@ -196,15 +200,22 @@ def _dimension_agreement(
 ) -> tuple[dict[str, Any], Any]:
     """The document entry of one dimension's κ, the coefficients beside it (docs/statistics.md,
     "When κ misleads"), and the gate of the plan's coefficient."""
-    from aoven_git.agreement import aggregate_kappa, krippendorff_alpha, pair_label
+    from aoven_git.agreement import (
+        aggregate_kappa,
+        alpha_level,
+        krippendorff_alpha,
+        pair_label,
+        scale_weights,
+    )
     from aoven_git.coefficients import all_coefficients, kappa_paradox
 
     rules = plan.rules.kappa
+    weights = scale_weights(plan.scale.nominal, rules.weights)
     agg_min = aggregate_kappa(pairs, "min", undefined=rules.undefined)
     agg_mean = aggregate_kappa(pairs, "mean", undefined=rules.undefined)
     chosen = agg_min if rules.aggregate == "min" else agg_mean
-    alpha = krippendorff_alpha(ratings, categories=plan.scale.values, level="ordinal")
-    several, by_pair = all_coefficients(ratings, categories=plan.scale.values, weights=rules.weights)
+    alpha = krippendorff_alpha(ratings, categories=plan.scale.values, level=alpha_level(plan.scale.nominal))
+    several, by_pair = all_coefficients(ratings, categories=plan.scale.values, weights=weights)
     gate = dimension_gate(plan, pairs, by_pair, alpha)
     kappa = chosen.exact if chosen.value is not None else None
     paradox = kappa_paradox(kappa, several.percent_agreement.exact, threshold=rules.threshold,
@@ -238,13 +249,13 @@ def dimension_gate(plan: Plan, pairs: Mapping[Any, Any], by_pair: Mapping[Any, A
     """The exact gate of the plan's coefficient (``rules.kappa.coefficient``, docs/plan.md):
     κ, Gwet's AC or Brennan–Prediger per pair, aggregated like κ (``aggregate``, ``undefined``),
     or Krippendorff's α over all raters — each against the same threshold."""
-    from aoven_git.agreement import kappa_gate
+    from aoven_git.agreement import kappa_gate, scale_weights
     from aoven_git.coefficients import alpha_gate
 
     rules = plan.rules.kappa
     settings = {"threshold": rules.threshold, "aggregate": rules.aggregate, "undefined": rules.undefined}
     if rules.coefficient == "gwet":
-        name = "AC1" if rules.weights == "none" else "AC2"
+        name = "AC1" if scale_weights(plan.scale.nominal, rules.weights) == "none" else "AC2"
         return kappa_gate({k: c.gwet.exact for k, c in by_pair.items()}, name=name, **settings)
     if rules.coefficient == "brennan-prediger":
         return kappa_gate({k: c.brennan_prediger.exact for k, c in by_pair.items()}, name="Brennan-Prediger",
@@ -258,17 +269,12 @@ def dimension_gate(plan: Plan, pairs: Mapping[Any, Any], by_pair: Mapping[Any, A
 # --------------------------------------------------------------------------- 3. readiness
 
 
-def _verdict_passes(plan: Plan) -> set[str]:
-    stripped = blinding_pass(plan)
-    return {plan.primary_pass.id} | ({stripped.id} if stripped else set())
-
-
 def pending_blockers(
     plan: Plan, passes: Mapping[str, PassData], blind: Sequence[BlindState] = ()
 ) -> list[str]:
     """Required raters without a file in a pass the verdict uses, and such a pass that is blind
     and not unblinded yet."""
-    used = _verdict_passes(plan)
+    used = verdict_passes(plan)
     out = [
         f"required rater {rater} has not revealed scores for pass {p.id}"
         for p in plan.passes if p.id in used
@@ -295,7 +301,7 @@ def resolve(
             elif c.state == "contested":
                 settled[key], options[key] = "contested", list(c.options)
         out[p.id] = resolve_cells(
-            passes[p.id].scores, settled, flag_spread=plan.rules.flag_spread,
+            passes[p.id].scores, settled, flag_spread=flag_spread(plan),
             unflagged=plan.rules.unflagged, alternatives=options,
         )
     return out
@@ -312,7 +318,7 @@ def pass_consensus(plan: Plan, passes: Mapping[str, PassData], reconciliations: 
                 raters_of.setdefault(key, []).append(rater)
         rows = [row for rec in reconciliations if (rec.pass_id, rec.round_id, rec.amendment) ==
                 (p.id, round_id, None) for row in rec.rows]
-        out[p.id] = cell_consensus(rows, raters_of, flagged_keys(passes[p.id].scores, plan.rules.flag_spread))
+        out[p.id] = cell_consensus(rows, raters_of, flagged_keys(passes[p.id].scores, flag_spread(plan)))
     return out
 
 
@@ -375,17 +381,20 @@ def analyse(
     sheets, blind = unblind_sheets(plan, sheets, blind_keys or {}, round_id)
     passes, problems = group_sheets(plan, sheets, round_id)
     kappas = pass_agreement(plan, passes, bootstrap=bootstrap, seed=seed, method=method)
-    ready = readiness(round_id=round_id, used=_verdict_passes(plan), seals=seals, validation=validation,
+    ready = readiness(round_id=round_id, used=verdict_passes(plan), seals=seals, validation=validation,
                       sheets=sheets, reconciliations=reconciliations, folders=amendment_folders(plan),
                       problems=[*blockers, *problems, *pending_blockers(plan, passes, blind)])
     consensus = pass_consensus(plan, passes, reconciliations, round_id)
     resolutions = resolve(plan, passes, consensus)
     verdict = decide_round(plan, resolutions, kappas, round_id, ready.blockers, known)
+    design = None
+    if plan.decisions:
+        verdict, design = decide_design(plan, resolutions, kappas, round_id, ready.blockers, verdict, known)
     parts = Parts(plan, round_id, passes, kappas, ready, resolutions, verdict, bootstrap, seed, method,
                    dict(source or {}), excluded, consensus, attribution_note(seals, source),
                    [dict(u) for u in (seals or {}).get("unattributed_rows", []) or []],
                    tuple(reconciliations), known, tuple(blind), scoped, deviations_part(plan, seals),
-                   withdrawn)
+                   withdrawn, design)
     return ReportData(verdict, document(parts), parts)
 
 
@@ -441,6 +450,9 @@ def decide_round(plan: Plan, resolutions: Mapping[str, Mapping[CellKey, CellReso
     )
 
 
+# --------------------------------------------------------------------------- 5b. designs
+
+
 @dataclass(frozen=True)
 class Parts:
     """Everything the document is written from."""
@@ -468,6 +480,7 @@ class Parts:
     protocol: Mapping[str, Any] = field(default_factory=dict)  # protocol_events.deviations_part
     #: withdrawn raters, each with the (pass, round, amendment) complete at their withdrawal
     withdrawn: Mapping[str, set[Scope]] = field(default_factory=dict)
+    design: Design | None = None  # the criteria and the decision, for a plan with `decisions`
 
 
 def document(parts: Parts) -> dict[str, Any]:
@@ -487,16 +500,17 @@ def document(parts: Parts) -> dict[str, Any]:
         "summary": verdict.summary,
         "reasons": list(verdict.reasons),
         "terminal": verdict.terminal,
-        **headline(plan, ev),
+        **(design_headline(parts) if parts.design else headline(plan, ev)),
         "conditions": {"baseline": a, "treatment": b},
         "b_scores_from": verdict.b_scores_from,
         "blinding": _blinding(verdict),
         "verdict_pass": plan.primary_pass.id,
         "counted_dimensions": list(verdict.counted),
         "excluded_dimensions": dict(verdict.excluded),
-        "dimensions": dimension_means(plan, ev, verdict.counted),
+        "dimensions": condition_dimension_means(parts, dimension_means(plan, ev, verdict.counted)),
         "questions": _questions(parts),
-        "rules": _rules(parts),
+        "rules": [] if parts.design else _rules(parts),
+        **(design_part(parts) if parts.design else {}),
         "kappa": kappa,
         "kappa_settings": _kappa_settings(plan, parts.bootstrap, parts.seed, parts.method),
         "caveats": caveats(kappa, parts.bootstrap),
@@ -517,7 +531,7 @@ def document(parts: Parts) -> dict[str, Any]:
         "deviations": [d.as_dict() for d in deviations(plan)],
         "protocol_deviations": dict(parts.protocol),
         "reconciliation": _reconciliation(parts),
-        "blind_passes": [b.as_dict(b.pass_id in _verdict_passes(plan)) for b in parts.blind],
+        "blind_passes": [b.as_dict(b.pass_id in verdict_passes(plan)) for b in parts.blind],
         "uncertainty": uncertainty(parts),
     }
     return {**out, "reporting_checklist": checklist(parts, out)}
@@ -556,6 +570,8 @@ def uncertainty(parts: Parts) -> dict[str, Any]:
     a, b = plan.baseline.id, plan.treatment.id
     settings = {"descriptive": True, "method": "percentile", "over": "questions",
                 "confidence": CONFIDENCE, "bootstrap": parts.bootstrap, "seed": parts.seed}
+    if plan.scale.nominal:
+        return {**settings, "withheld": NO_MEANS, "intervals": None, "rater_means": None}
     if ev is None:
         return {**settings, "withheld": WITHHELD, "intervals": None, "rater_means": None}
     intervals = question_intervals([q.aggregate_a for q in ev.questions],
@@ -565,7 +581,8 @@ def uncertainty(parts: Parts) -> dict[str, Any]:
     rnd = plan.round_(parts.round_id)
     primary = plan.primary_pass
     dims = [d.id for d in plan.dimensions if d.id in primary.dimensions]
-    means = rater_means(parts.passes[primary.id].scores, conditions=[a, b], dimensions=dims,
+    conditions = [c.id for c in plan.conditions] if parts.design else [a, b]
+    means = rater_means(parts.passes[primary.id].scores, conditions=conditions, dimensions=dims,
                         questions=rnd.questions if rnd else ())
     return {
         **settings, "withheld": None,
@@ -599,20 +616,6 @@ def _excluded(parts: Parts) -> list[dict[str, Any]]:
     return [{"rater": r, "codes": codes,
              "messages": [v.get("message") for v in violations if v.get("rater") == r]}
             for r, codes in parts.excluded.items()]
-
-
-def rule_entry(r: RuleResult) -> dict[str, Any]:
-    return {
-        "id": r.id,
-        "kind": r.kind,
-        "text": r.text,
-        "value": full(r.value),
-        "value_exact": exact_str(r.value),
-        "threshold": full(r.threshold),
-        "threshold_exact": exact_str(r.threshold),
-        "outcome": r.outcome,
-        "reason": r.reason,
-    }
 
 
 def _rules(parts: Parts) -> list[dict[str, Any]]:
@@ -678,9 +681,11 @@ def dimension_means(plan: Plan, ev: Evaluation | None, counted: Sequence[str]) -
 
 
 def _kappa_settings(plan: Plan, bootstrap: int, seed: int, method: str) -> dict[str, Any]:
+    from aoven_git.agreement import scale_weights
+
     k = plan.rules.kappa
     return {
-        "weights": k.weights,
+        "weights": scale_weights(plan.scale.nominal, k.weights),
         "threshold": full(k.threshold),
         "aggregate": k.aggregate,
         "bootstrap": bootstrap,

@@ -1,7 +1,8 @@
 """Full blinding on disk and in git: the I/O around the pure core of `blinding` (docs/blinding.md).
 
 `blinding` builds and checks a corpus from bytes; this module knows where those bytes live: the
-sources of a blind pass (the baseline as generated, the treatment from its stripped copy), the
+sources of a blind pass (the baseline as generated, every treatment from its stripped copy, each
+replicate its own source), the
 corpus under `<study_dir>/blind/<pass>/`, and the key, read from a commit or the work tree. It
 also says what verify-seal must add for a blind pass once its key is committed
 (`corpus_violations`): the corpus must be exactly the normalised sources the key names.
@@ -16,8 +17,8 @@ blind-mismatch       a blinded file is not the normalisation of the source its k
                      names, or that source changed since blinding
 blind-missing-file   a key entry has no blinded file
 blind-extra-file     a file under `blind/<pass>/` has no key entry
-blind-missing-item   a (question, condition) of the pass has no key entry
-blind-unknown-item   a key entry names a (question, condition) that is not in the pass
+blind-missing-item   a (question, condition, replicate) of the pass has no key entry
+blind-unknown-item   a key entry names a (question, condition, replicate) not in the pass
 blind-key-invalid    the committed key cannot be read (not the canonical key of this pass)
 blind-key-leak       a copy of a blind key (`key_copies`) outside the study folder and
                      the plan (a file with its nonce; a commit message, note, tag
@@ -104,23 +105,33 @@ def work_tree_corpus_ids(root: Path, plan: Plan) -> dict[str, frozenset[str]]:
 
 @dataclass(frozen=True)
 class SourceRef:
-    """One (question, condition) of a blind pass and the repository path of its source response."""
+    """One (question, condition, replicate) of a blind pass and the repository path of its source
+    response; `replicate` is 0 in a plan without replicates."""
 
     question: str
     condition: str
     path: str
+    replicate: int = 0
+
+    @property
+    def item(self) -> tuple[str, str, int]:
+        return (self.question, self.condition, self.replicate)
 
 
 def source_refs(plan: Plan, pass_id: str) -> list[SourceRef]:
     """The items of a blind pass: every question of the verdict round (the plan's first) for every
-    condition of the pass; the treatment from its stripped copy, every other condition as
-    generated (docs/blinding.md, "What a rater sees")."""
+    condition of the pass and every replicate; each treatment from its stripped copy, the baseline
+    as generated (docs/blinding.md, "What a rater sees")."""
     p = plan.pass_(pass_id)
     if p is None:
         return []
-    treatment = plan.treatment.id
-    return [SourceRef(q, c, f"{plan.study_dir}/{plan.response_path(c, q, stripped=c == treatment)}")
-            for q in plan.main_round.questions for c in p.conditions]
+    treatments = {c.id for c in plan.treatments}
+
+    def path(q: str, c: str, r: int) -> str:
+        return f"{plan.study_dir}/{plan.response_path(c, q, stripped=c in treatments, replicate=r)}"
+
+    return [SourceRef(q, c, path(q, c, r), r)
+            for q in plan.main_round.questions for c in p.conditions for r in plan.replicate_ids]
 
 
 def read_at(root: Path, commit: str) -> Reader:
@@ -157,7 +168,7 @@ def items_of(plan: Plan, refs: list[SourceRef], found: Mapping[str, bytes]) -> l
     for r in refs:
         question = plan.question(r.question)
         if r.path in found and question is not None:
-            out.append(Item(r.question, r.condition, question.text, found[r.path], r.path))
+            out.append(Item(r.question, r.condition, question.text, found[r.path], r.path, r.replicate))
     return out
 
 
@@ -188,7 +199,7 @@ def _violations(plan: Plan, pass_id: str, commit: str, problems: Iterable[Proble
 
 
 def _pass_violations(root: Path, plan: Plan, pass_id: str, commit: str) -> list[Violation]:
-    from aoven_git.blinding import KeyProblem, Problem, check_corpus, parse_key
+    from aoven_git.blinding import KeyProblem, Problem, check_corpus, item_name, parse_key
 
     files, key_bytes = corpus_files_at(root, plan, pass_id, commit)
     if key_bytes is None:
@@ -200,22 +211,23 @@ def _pass_violations(root: Path, plan: Plan, pass_id: str, commit: str) -> list[
         return [Violation("blind-key-invalid", None, commit, why, key_path)]
     refs = source_refs(plan, pass_id)
     found = read_at(root, commit)([r.path for r in refs])
-    gone = {(r.question, r.condition): r.path for r in refs if r.path not in found}
+    gone = {r.item: r.path for r in refs if r.path not in found}
     problems = [pr for pr in check_corpus(key, files, items_of(plan, refs, found), plan.markers)
                 if not (pr.code == "blind-unknown-item" and _item_of(key, pr) in gone)]
-    entries = key.by_item()
+    entries = key.by_response()
     problems += [Problem("blind-mismatch", _file_of(entries[item].blind_id),
-                         f"{q}/{c}: its source {path} is not committed, so the blinded file cannot match it")
-                 for item, path in sorted(gone.items()) if item in entries for q, c in [item]]
+                         f"{item_name(*item)}: its source {path} is not committed, so the blinded file "
+                         "cannot match it")
+                 for item, path in sorted(gone.items()) if item in entries]
     return _violations(plan, pass_id, commit, problems)
 
 
-def _item_of(key: BlindKey, problem: Problem) -> tuple[str, str] | None:
+def _item_of(key: BlindKey, problem: Problem) -> tuple[str, str, int] | None:
     from aoven_git.blinding import blind_id_from_name
 
     ident = blind_id_from_name(problem.name or "")
     entry = next((e for e in key.entries if e.blind_id == ident), None)
-    return (entry.question, entry.condition) if entry else None
+    return entry.item if entry else None
 
 
 def _file_of(blind_id: str) -> str:
@@ -227,7 +239,7 @@ def _file_of(blind_id: str) -> str:
 def corpus_violations(root: Path, plan: Plan, commit: str) -> list[Violation]:
     """What verify-seal adds for every blind pass whose key is committed at `commit`: each blinded
     file must be byte-identical to the normalisation of the source its key entry names, as
-    committed at `commit`; each (question, condition) of the pass appears exactly once; no file of
+    committed at `commit`; each (question, condition, replicate) of the pass appears exactly once; no file of
     `blind/<pass>/` lacks a key entry (codes: module table). A pass whose key is not committed yet
     has nothing to check. Violations carry no rater (the corpus is the study lead's), the commit
     checked, and the corpus file (or the key) as path. Two git calls per blind pass."""
@@ -423,14 +435,15 @@ def readable_keys(keys: Mapping[str, bytes]) -> dict[str, BlindKey]:
 
 def unblind_sheet(sheet: ScoreSheet, key: BlindKey) -> ScoreSheet:
     """A blind pass's sheet with every cell mapped back through the key: `CellKey(<blind id>, "?",
-    D)` becomes `CellKey(<question>, <condition>, D)`. Cells of ids the key lacks are left as they
-    are (validation has reported them already)."""
+    D)` becomes `CellKey(<question>, <condition>, D, <replicate>)` (replicate 0 in a plan without
+    replicates). Cells of ids the key lacks are left as they are (validation has reported them
+    already)."""
     entries = {e.blind_id: e for e in key.entries}
 
     def back(cell: Cell) -> Cell:
         e = entries.get(cell.key.question)
         if e is None or cell.key.condition != BLIND_CONDITION:
             return cell
-        return replace(cell, key=CellKey(e.question, e.condition, cell.key.dimension))
+        return replace(cell, key=CellKey(e.question, e.condition, cell.key.dimension, e.replicate))
 
     return replace(sheet, cells=tuple(back(c) for c in sheet.cells))

@@ -1,12 +1,12 @@
 """Full blinding: opaque items, the text a blind rater sees, the leak scan and the key.
 
 A blinded pass is only blind if nothing in what a rater reads, or in how it is named and ordered,
-tells the condition. So every item of the pass goes through one normalisation (A as generated, B
-from its stripped copy, both the same way), the result is scanned for anything that still names a
-condition or the protocol, and the files get random ids that say nothing about the item. The
-mapping from id back to (question, condition) is the **key**; the tool commits only its SHA-256
-until every required rater has sealed, which makes the key a commitment the raters cannot read
-(docs/blinding.md).
+tells the condition. So every item of the pass goes through one normalisation (the baseline as
+generated, every treatment from its stripped copy, all the same way), the result is scanned for
+anything that still names a condition or the protocol, and the files get random ids that say
+nothing about the item. The mapping from id back to (question, condition, replicate) is the
+**key**; the tool commits only its SHA-256 until every required rater has sealed, which makes the
+key a commitment the raters cannot read (docs/blinding.md).
 
 Everything here is pure: no git, no file system. Callers pass text, bytes, marker ids, leak
 regexes and an RNG; the commands decide where things are written.
@@ -36,8 +36,8 @@ blind-mismatch       a blinded file differs from the normalisation of the source
                      names, or that source's SHA-256 is not the one in the key
 blind-missing-file   a key entry has no blinded file
 blind-extra-file     a file in the corpus has no key entry
-blind-missing-item   a (question, condition) of the pass has no key entry
-blind-unknown-item   a key entry names a (question, condition) that is not in the pass
+blind-missing-item   a (question, condition, replicate) of the pass has no key entry
+blind-unknown-item   a key entry names a (question, condition, replicate) not in the pass
 ==================== ==================================================================
 """
 
@@ -62,8 +62,8 @@ from aoven_git.markers import find_tokens, response_text, strip_response, strip_
 __all__ = [
     "ID_ALPHABET", "ID_LENGTH", "KEY_FORMAT", "BlindKey", "Corpus", "Item", "KeyEntry", "KeyProblem",
     "Leak", "LeakHit", "Problem", "blind_id_from_name", "build_corpus", "check_corpus",
-    "compile_leak_patterns", "file_name", "is_blind_id", "key_digest", "leaks", "new_ids", "normalise",
-    "parse_key",
+    "compile_leak_patterns", "file_name", "is_blind_id", "item_name", "key_digest", "leaks", "new_ids",
+    "normalise", "parse_key",
 ]
 
 # --------------------------------------------------------------------------- normalisation
@@ -298,6 +298,7 @@ def new_ids(count: int, rng: random.Random | None = None) -> list[str]:
 KEY_FORMAT = "aoven-git blind key v1"
 _KEY_FIELDS = ("entries", "format", "nonce", "pass")
 _ENTRY_FIELDS = ("condition", "question", "source_sha256")
+_ENTRY_OPTIONAL = ("replicate",)
 _HEX64_RE = re.compile(r"[0-9a-f]{64}")
 _NONCE_RE = re.compile(r"[0-9a-f]{32}")
 
@@ -307,12 +308,27 @@ def key_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def item_name(question: str, condition: str, replicate: int = 0) -> str:
+    """How messages name an item: `Q1/B`, or `L1/TRT#2` for a replicate (as cell ids do)."""
+    return f"{question}/{condition}" + (f"#{replicate}" if replicate else "")
+
+
 @dataclass(frozen=True)
 class KeyEntry:
+    """One blind id and the response it stands for. `replicate` is 0 in a plan without
+    replicates (the key then has no `replicate` field, byte for byte as before) and 1..N with
+    them (docs/blinding.md, "Several conditions and replicates")."""
+
     blind_id: str
     question: str
     condition: str
-    source_sha256: str  # of the source response bytes (B: the stripped copy)
+    source_sha256: str  # of the source response bytes (a treatment: its stripped copy)
+    replicate: int = 0
+
+    @property
+    def item(self) -> tuple[str, str, int]:
+        """(question, condition, replicate): what `CellKey.item` calls one response."""
+        return (self.question, self.condition, self.replicate)
 
 
 @dataclass(frozen=True)
@@ -327,20 +343,30 @@ class BlindKey:
         # `parse_key` reports these with a line; constructing such a key anywhere else is a bug.
         if len({e.blind_id for e in self.entries}) != len(self.entries):
             raise ValueError("a blind key cannot hold an id twice")
-        if len(self.by_item()) != len(self.entries):
-            raise ValueError("a blind key cannot hold a (question, condition) twice")
+        if len(self.by_response()) != len(self.entries):
+            raise ValueError("a blind key cannot hold a (question, condition) twice for one replicate")
 
     def to_json(self) -> bytes:
         """Canonical bytes: keys sorted, two-space indent, UTF-8, LF, one final newline."""
-        entries = {
-            e.blind_id: {"question": e.question, "condition": e.condition, "source_sha256": e.source_sha256}
-            for e in self.entries
-        }
+        entries = {e.blind_id: _entry_json(e) for e in self.entries}
         doc = {"format": KEY_FORMAT, "pass": self.pass_id, "nonce": self.nonce, "entries": entries}
         return (json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
     def by_item(self) -> dict[tuple[str, str], KeyEntry]:
+        """Entries by (question, condition): the items of a key without replicates (with them,
+        use `by_response`, which keeps every replicate)."""
         return {(e.question, e.condition): e for e in self.entries}
+
+    def by_response(self) -> dict[tuple[str, str, int], KeyEntry]:
+        """Entries by (question, condition, replicate)."""
+        return {e.item: e for e in self.entries}
+
+
+def _entry_json(e: KeyEntry) -> dict[str, Any]:
+    """A key entry as JSON; `replicate` only when the plan has replicates (so a key of a plan
+    without them is byte-identical to what earlier versions wrote)."""
+    out: dict[str, Any] = {"question": e.question, "condition": e.condition, "source_sha256": e.source_sha256}
+    return {**out, "replicate": e.replicate} if e.replicate else out
 
 
 @dataclass(frozen=True)
@@ -392,11 +418,12 @@ def _load_json(text: str) -> Any:
         raise _Bad(1, f"not valid JSON: {e}") from None
 
 
-def _fields(text: str, obj: Any, expected: tuple[str, ...], where: str, line: int) -> dict[str, Any]:
+def _fields(text: str, obj: Any, expected: tuple[str, ...], where: str, line: int,
+            optional: tuple[str, ...] = ()) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise _Bad(line, f"{where} must be a JSON object")
     for k in obj:
-        if k not in expected:
+        if k not in expected and k not in optional:
             raise _Bad(_line_of(text, k), f"unknown field {k!r} in {where}")
     missing = [k for k in expected if k not in obj]
     if missing:
@@ -412,25 +439,35 @@ def _text_field(value: Any, name: str, line: int, pattern: re.Pattern[str] | Non
     return value
 
 
+def _replicate(value: Any, line: int) -> int:
+    """The optional `replicate` of an entry: a whole number from 1 (absent: 0, no replicates)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _Bad(line, f"replicate must be a whole number from 1, not {value!r}")
+    return value
+
+
 def _entries(text: str, raw: Any) -> tuple[KeyEntry, ...]:
     if not isinstance(raw, dict) or not raw:
         raise _Bad(_line_of(text, "entries"), "'entries' must be a non-empty object of id → item")
     out: list[KeyEntry] = []
-    seen: dict[tuple[str, str], str] = {}
+    seen: dict[tuple[str, str, int], str] = {}
     for ident, value in raw.items():
         line = _line_of(text, ident)
         if not is_blind_id(ident):
             raise _Bad(line, f"{ident!r} is not a blind id ({ID_LENGTH} characters of {ID_ALPHABET})")
-        v = _fields(text, value, _ENTRY_FIELDS, f"entry {ident!r}", line)
+        v = _fields(text, value, _ENTRY_FIELDS, f"entry {ident!r}", line, _ENTRY_OPTIONAL)
         entry = KeyEntry(
             ident,
             _text_field(v["question"], "question", line),
             _text_field(v["condition"], "condition", line),
             _text_field(v["source_sha256"], "source_sha256", line, _HEX64_RE),
+            _replicate(v.get("replicate"), line),
         )
-        item = (entry.question, entry.condition)
+        item = entry.item
         if item in seen:
-            raise _Bad(line, f"{item[0]}/{item[1]} appears twice in the key (ids {seen[item]} and {ident})")
+            raise _Bad(line, f"{item_name(*item)} appears twice in the key (ids {seen[item]} and {ident})")
         seen[item] = ident
         out.append(entry)
     return tuple(sorted(out, key=lambda e: e.blind_id))
@@ -481,13 +518,19 @@ def _first_difference(a: bytes, b: bytes) -> int:
 
 @dataclass(frozen=True)
 class Item:
-    """One (question, condition) of the pass and its source response (B: the stripped copy)."""
+    """One (question, condition, replicate) of the pass and its source response (a treatment:
+    its stripped copy); `replicate` is 0 in a plan without replicates."""
 
     question: str
     condition: str
     question_text: str  # the plan's text of the question
     source: bytes  # the source response file, as stored
     path: str  # where the source is, for messages
+    replicate: int = 0
+
+    @property
+    def item(self) -> tuple[str, str, int]:
+        return (self.question, self.condition, self.replicate)
 
 
 @dataclass(frozen=True)
@@ -513,10 +556,12 @@ class LeakHit:
     question: str
     condition: str
     part: str = "response"  # "response", "question" or "heading"
+    replicate: int = 0
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else f"{self.path} ({self.part} text)"
-        return f"{where}: {self.question}/{self.condition} would show {self.kind} {self.excerpt!r}"
+        name = item_name(self.question, self.condition, self.replicate)
+        return f"{where}: {name} would show {self.kind} {self.excerpt!r}"
 
 
 def _decode(item: Item) -> str:
@@ -528,8 +573,8 @@ def _decode(item: Item) -> str:
 
 
 def _check_unique(items: Sequence[Item]) -> None:
-    counts = Counter((i.question, i.condition) for i in items)
-    twice = sorted(f"{q}/{c}" for (q, c), n in counts.items() if n > 1)
+    counts = Counter(i.item for i in items)
+    twice = sorted(item_name(*item) for item, n in counts.items() if n > 1)
     if twice:
         raise UsageError(f"an item is given twice: {', '.join(twice)}")
 
@@ -562,7 +607,8 @@ def _locate(item: Item, document: str, text: str, found: list[Leak], markers: Se
         else:
             is_question = 3 <= leak.line < 3 + question_lines
             line, part = None, "question" if is_question else "heading"
-        hits.append(LeakHit(item.path, line, leak.kind, leak.excerpt, item.question, item.condition, part))
+        hits.append(LeakHit(item.path, line, leak.kind, leak.excerpt, item.question, item.condition, part,
+                            item.replicate))
     return hits
 
 
@@ -576,6 +622,9 @@ def build_corpus(
     conditions: Sequence[str] | None = None,
 ) -> Corpus | list[LeakHit]:
     """The blinded corpus of a pass and its key, or every leak hit (and then nothing else).
+
+    Every item — each (question, condition, replicate), whatever the number of conditions — gets
+    its own id; the key records the replicate of each (none without replicates).
 
     `conditions` are the plan's condition ids for the leak scan (default: those of the items).
     Ids and nonce come from `rng` (default: the OS CSPRNG); the files are ordered by id, which
@@ -601,7 +650,8 @@ def build_corpus(
     ids = new_ids(len(todo), rng)
     nonce = f"{rng.getrandbits(128):032x}"
     pairs = sorted(zip(ids, todo, strict=True), key=lambda pair: pair[0])
-    entries = tuple(KeyEntry(i, item.question, item.condition, key_digest(item.source)) for i, item in pairs)
+    entries = tuple(KeyEntry(i, item.question, item.condition, key_digest(item.source), item.replicate)
+                    for i, item in pairs)
     by_id = dict(zip(ids, texts, strict=True))
     files = {file_name(e.blind_id): by_id[e.blind_id].encode("utf-8") for e in entries}
     return Corpus(files, BlindKey(pass_id, nonce, entries))
@@ -635,13 +685,13 @@ def _entry_problem(entry: KeyEntry, data: bytes, source: Item, markers: Sequence
 def _key_problems(
     key: BlindKey,
     corpus_files: Mapping[str, bytes],
-    by_item: Mapping[tuple[str, str], Item],
+    by_item: Mapping[tuple[str, str, int], Item],
     markers: Sequence[str],
 ) -> Iterator[Problem]:
     for entry in key.entries:
         name = file_name(entry.blind_id)
-        item = f"{entry.question}/{entry.condition}"
-        source = by_item.get((entry.question, entry.condition))
+        item = item_name(*entry.item)
+        source = by_item.get(entry.item)
         if name not in corpus_files:
             yield Problem("blind-missing-file", name, f"the key names {name} ({item}); the corpus lacks it")
         if source is None:
@@ -665,7 +715,7 @@ def check_corpus(
     """
     todo = tuple(sources)
     _check_unique(todo)
-    by_item = {(s.question, s.condition): s for s in todo}
+    by_item = {s.item: s for s in todo}
     problems = list(_key_problems(key, corpus_files, by_item, markers))
     keyed = {e.blind_id for e in key.entries}
     problems.extend(
@@ -674,7 +724,7 @@ def check_corpus(
         if blind_id_from_name(name) not in keyed
     )
     problems.extend(
-        Problem("blind-missing-item", None, f"{q}/{c} has no entry in the key")
-        for q, c in sorted(set(by_item) - set(key.by_item()))
+        Problem("blind-missing-item", None, f"{item_name(*item)} has no entry in the key")
+        for item in sorted(set(by_item) - set(key.by_response()))
     )
     return sorted(problems, key=lambda p: (p.name or "", p.code, p.message))

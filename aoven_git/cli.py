@@ -40,7 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "unblind": ("unblind", "Commit a blind pass's key once every required rater has sealed."),
     "status": ("status", "Where every sheet stands and the next command to run."),
     "report": ("report", "Agreement, verdict and charts as Markdown, JSON or HTML."),
-    "demo": ("demo", "Replay the bundled example study in a throwaway repository."),
+    "demo": ("demo", "Replay a bundled study (--design seed|arms|probes) in a throwaway repository."),
 }
 
 

@@ -13,6 +13,14 @@ plan can load cleanly and still make PASS impossible (docs/plan.md, "check-plan"
 | `false-claim` | error | a `claims.unique_probes` entry that is not a unique probe of the verdict round |
 | `unreachable-rule` | error | no scores whatever could meet the rule: PASS is impossible by construction |
 | `placeholder-question` | warning | a question text is still a placeholder |
+| `bound-never-holds` | warning | a criterion's bound no value the scale allows can meet |
+| `bound-always-holds` | warning | a criterion's bound every value the scale allows meets |
+| `row-never-taken` | warning | a decision row asking for a criterion whose bound never holds |
+| `unused-criterion` | warning | a criterion no decision row names |
+| `no-verdict` | warning | a labelled scale without criteria: nothing decides |
+
+With criteria, the seed's rule is audited only for the treatments of `seed` criteria (none: not at
+all); the criteria themselves are audited in `aoven_git/design_audit.py`.
 
 The verdict round is the first round: the pre-registered verdict is computed on it, so its gaps
 are errors. A re-test round probes with a few hold-out questions and is only warned about.
@@ -25,6 +33,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from aoven_git.design_audit import criteria_findings, design_summary, seed_treatments
 from aoven_git.model import Finding, Findings, Plan, Round
 from aoven_git.plan import fraction_text, line_of
 
@@ -90,6 +99,7 @@ class Coverage:
     rounds: tuple[RoundCoverage, ...] = ()
     unreachable: tuple[UnreachableRule, ...] = ()  # plan-wide ones; per-round ones are in `rounds`
     findings: tuple[Finding, ...] = ()  # plan-wide findings; per-round ones are in `rounds`
+    design: dict[str, Any] = field(default_factory=dict)  # design_audit.design_summary
 
     @property
     def all_findings(self) -> tuple[Finding, ...]:
@@ -117,6 +127,7 @@ class Coverage:
             "rounds": [r.as_dict() for r in self.rounds],
             "unreachable_rules": [u.as_dict() for u in self.all_unreachable],
             "findings": [{**f.as_dict(), "severity": f.severity, "round": rid} for rid, f in tagged],
+            "design": self.design,
         }
 
 
@@ -248,7 +259,7 @@ def _rule_line(plan: Plan, *path: str) -> int | None:
 
 def _unreachable_in_round(plan: Plan, rnd: Round) -> list[UnreachableRule]:
     k, n = plan.rules.pass_.questions, len(rnd.questions)
-    if k <= n:
+    if k <= n or not seed_treatments(plan):
         return []
     line = _rule_line(plan, "rules", "pass", "questions") or line_of(
         plan.lines, ["rounds", plan.rounds.index(rnd)]
@@ -262,19 +273,21 @@ def _unreachable_in_round(plan: Plan, rnd: Round) -> list[UnreachableRule]:
 
 
 def _unreachable_primary(plan: Plan) -> list[UnreachableRule]:
-    """Each pass rule is evaluated on the primary pass: it must score both conditions, every
-    load dimension and every epistemic dimension (their tolerance rules are PASS conditions)."""
+    """Each pass rule is evaluated on the primary pass: it must score the baseline and every
+    treatment the seed's rule judges, every load dimension and every epistemic dimension (their
+    tolerance rules are PASS conditions)."""
     p = plan.primary_pass
     index = plan.passes.index(p)
     out = []
-    missing = [c.id for c in (plan.baseline, plan.treatment) if c.id not in p.conditions]
-    if missing:
-        out.append(UnreachableRule(
-            "rules.pass",
-            f"the primary pass {p.id} does not score {', '.join(missing)}, so no verdict can compare "
-            f"{plan.baseline.id} with {plan.treatment.id}",
-            line_of(plan.lines, ["passes", index, "conditions"]),
-        ))
+    for treatment in seed_treatments(plan):
+        missing = [c for c in (plan.baseline.id, treatment) if c not in p.conditions]
+        if missing:
+            out.append(UnreachableRule(
+                "rules.pass",
+                f"the primary pass {p.id} does not score {', '.join(missing)}, so no verdict can compare "
+                f"{plan.baseline.id} with {treatment}",
+                line_of(plan.lines, ["passes", index, "conditions"]),
+            ))
     for i, d in enumerate(plan.load_dimensions):
         if d not in p.dimensions:
             out.append(UnreachableRule(
@@ -336,9 +349,17 @@ def _unreachable_kappa(plan: Plan) -> list[UnreachableRule]:
     )]
 
 
+def _seed_rule_unreachable(plan: Plan) -> list[UnreachableRule]:
+    """The plan-wide unreachable pass rules; none when no seed rule is applied (criteria
+    without a `seed` criterion decide without it)."""
+    if not seed_treatments(plan):
+        return []
+    return _unreachable_primary(plan) + _unreachable_thresholds(plan)
+
+
 def unreachable_rules(plan: Plan) -> list[UnreachableRule]:
     """Every pass rule of the plan that no scores could meet, plan-wide and per round."""
-    out = _unreachable_primary(plan) + _unreachable_thresholds(plan)
+    out = _seed_rule_unreachable(plan)
     for rnd in plan.rounds:
         out += _unreachable_in_round(plan, rnd)
     return out
@@ -354,10 +375,11 @@ def audit(plan: Plan) -> Coverage:
             covered.setdefault(t, []).append(d.id)
     plan_wide = Findings(plan.path)
     _coverage_findings(plan, covered, plan_wide)
-    unreachable = tuple(_unreachable_primary(plan) + _unreachable_thresholds(plan))
+    unreachable = tuple(_seed_rule_unreachable(plan))
     for u in unreachable:
         plan_wide.error(u.line, "unreachable-rule", u.message)
     warnings = _placeholders(plan, plan_wide)
+    plan_wide.extend(criteria_findings(plan))
     rounds = [_round_coverage(plan, rnd, i == 0) for i, rnd in enumerate(plan.rounds)]
     verdict, false_claims = rounds[0]
     return Coverage(
@@ -371,4 +393,5 @@ def audit(plan: Plan) -> Coverage:
         rounds=tuple(r for r, _ in rounds),
         unreachable=unreachable,
         findings=plan_wide.sorted(),
+        design=design_summary(plan),
     )

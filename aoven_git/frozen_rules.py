@@ -38,6 +38,12 @@ _v = ledger_mod.found
 
 #: the plan keys that are never locked by name but are always frozen at the first seal
 ALWAYS_FROZEN = ("locked", "raters", "security")
+#: a design's pre-registration (SPEC §3.1): the criteria, the decision table and the number of
+#: sampled responses are frozen at the first seal whether or not `locked` lists them. A plan
+#: written from the seed's template (whose `locked` predates them) would otherwise let a lead
+#: loosen a bound, reorder the rows or add a decision table once the scores are readable, and
+#: the report would read the new table (docs/sealing.md, "The plan as of the first seal").
+DESIGN_FROZEN = ("criteria", "decisions", "replicates")
 
 T = TypeVar("T")
 
@@ -93,7 +99,7 @@ def plan_view(led: Ledger, node: int, frozen_keys: tuple[str, ...]) -> View:
         return found
     raw = found[1]
     signers = led.nodes[node].state.get(str(led.plan.security.allowed_signers or ""))
-    keys = tuple(dict.fromkeys((*frozen_keys, *ALWAYS_FROZEN)))
+    keys = tuple(dict.fromkeys((*frozen_keys, *ALWAYS_FROZEN, *DESIGN_FROZEN)))
     return ("ok", ({k: raw.get(k) for k in keys}, signers.blob if signers else None))
 
 
@@ -132,7 +138,8 @@ def plan_changed_after_seal(led: Ledger) -> Iterator[Found]:
                  f"the plan changed after scoring began (first seal {name}): "
                  f"{'; '.join(changes)}. Restore the plan of the first seal (`git show "
                  f"{name}:{led.plan_path}`); only comments, new amendments and keys "
-                 "not listed in `locked` may change", led.plan_path)
+                 "not listed in `locked` (never criteria, decisions or replicates) may change",
+                 led.plan_path)
 
 
 def storage_attributes(led: Ledger, node: int,

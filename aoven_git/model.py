@@ -323,7 +323,8 @@ class Plan:
     @property
     def treatment(self) -> Condition:
         """The treatment of the seed's single verdict: the only one, else `rules.pass.treatment`
-        (docs/designs.md); the first treatment when neither says (check-plan reports that)."""
+        (docs/designs.md). A plan with several treatments and neither is refused unless its criteria
+        name their treatments; then this is the first one."""
         named = self.rules.pass_.treatment
         return next((c for c in self.treatments if c.id == named), self.treatments[0])
 
@@ -645,6 +646,7 @@ class CriterionResult:
     satisfied: dict[str, bool] = field(default_factory=dict)
     reasons: tuple[str, ...] = ()
     extremes: tuple[CriterionOutcome, CriterionOutcome] | None = None
+    passes: tuple[str, ...] = ()  # the passes whose consensus cells it read, plan order
 
 
 @dataclass(frozen=True)
@@ -657,3 +659,5 @@ class Decision:
     row: int | None = None
     blocking: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
+    #: each row's outcome, in plan order: taken, fails, blocked or not-reached
+    rows: tuple[Literal["taken", "fails", "blocked", "not-reached"], ...] = ()

@@ -274,13 +274,14 @@ def miscased(plan: Plan, path: str) -> bool:
 
 class Responses:
     """Every response and stripped-copy path of the plan, exactly (repository-relative): the
-    plan's own question and condition ids, not any file shaped like one. `match(path)` answers."""
+    plan's own question and condition ids (and replicates 1..N), not any file shaped like one.
+    `match(path)` answers."""
 
     def __init__(self, plan: Plan) -> None:
         questions = [q.id for q in (*plan.questions, *plan.holdout)]
         self.paths = frozenset(
-            f"{plan.study_dir}/{plan.response_path(c.id, q, stripped=s)}"
-            for q in questions for c in plan.conditions for s in (False, True))
+            f"{plan.study_dir}/{plan.response_path(c.id, q, stripped=s, replicate=r)}"
+            for q in questions for c in plan.conditions for s in (False, True) for r in plan.replicate_ids)
 
     def match(self, path: str) -> bool:
         return path in self.paths

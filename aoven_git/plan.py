@@ -23,7 +23,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from aoven_git import plan_designs, schemas
+from aoven_git import schemas
 from aoven_git.errors import PlanError
 from aoven_git.model import (
     Amendment,
@@ -46,12 +46,27 @@ from aoven_git.model import (
     Transition,
     Withdrawal,
 )
-from aoven_git.plan_designs import to_fraction
+from aoven_git.plan_designs import (
+    DESIGN_CHECKS,
+    blind_pass_gap,
+    criterion,
+    decision_row,
+    fraction_text,
+    to_fraction,
+    treatment_ids,
+)
 from aoven_git.yamlio import YamlError, load_yaml
 
 PLAN_FILE = "aoven.yaml"
 #: The plan `aoven-git init` writes: the published defaults (see `plan_diff.deviations`).
 DEFAULT_PLAN_TEMPLATE = Path(__file__).resolve().parent / "templates" / "aoven.yaml"
+#: The plan each `init --design` writes (docs/plan.md, "Criteria and decisions"): the seed's A/B,
+#: the four-arm comparison with a decision table, the probe study with labels and replicates.
+DESIGN_TEMPLATES = {
+    "seed": DEFAULT_PLAN_TEMPLATE,
+    "arms": DEFAULT_PLAN_TEMPLATE.with_name("aoven-arms.yaml"),
+    "probes": DEFAULT_PLAN_TEMPLATE.with_name("aoven-probes.yaml"),
+}
 #: A real plan is a few KiB (the default is ~7 KiB; 500 questions ~40 KiB). The YAML parser needs
 #: seconds for a flat plan of a few hundred KiB, and the pre-commit hook parses the plan on every
 #: commit, so anything this large is refused up front rather than parsed slowly.
@@ -63,7 +78,7 @@ PLACEHOLDERS = {"condition", "question"}
 #: Lists whose items carry an `id` that must be unique within the list.
 ID_LISTS = (
     "conditions", "transitions", "dimensions", "questions", "holdout", "refinements", "rounds",
-    "raters", "passes", "amendments",
+    "raters", "passes", "amendments", "criteria",
 )
 #: Keys that change after the first seal by design, so `locked` may not name them.
 UNLOCKABLE = {"amendments": "the list grows after the first seal (append an entry, never edit one)",
@@ -95,27 +110,6 @@ class _Problems:
 
     def __bool__(self) -> bool:
         return bool(self.items)
-
-
-def fraction_text(value: Fraction | int) -> str:
-    """The inverse of `to_fraction` for messages: exact decimals as decimals (1/5 → "0.2"),
-    anything else as a fraction ("2/3"), never a rounded float."""
-    value = Fraction(value)
-    d = value.denominator
-    twos = fives = 0
-    while d % 2 == 0:
-        d, twos = d // 2, twos + 1
-    while d % 5 == 0:
-        d, fives = d // 5, fives + 1
-    if d != 1:
-        return f"{value.numerator}/{value.denominator}"
-    places = max(twos, fives)
-    if places == 0:
-        return str(value.numerator)
-    scaled = value.numerator * 10**places // value.denominator
-    sign = "-" if scaled < 0 else ""
-    digits = str(abs(scaled)).rjust(places + 1, "0")
-    return f"{sign}{digits[:-places]}.{digits[-places:]}"
 
 
 def load_plan(path: str | Path, *, display: str | None = None) -> Plan:
@@ -259,6 +253,15 @@ REFERENCES = (
     Reference("amendments[].passes[]", "passes", "amendment {owner}: unknown pass {value!r}"),
     Reference("locked[]", "plan keys", "locked: unknown plan key {value!r}"),
     Reference("withdrawals[].rater", "raters", "withdrawals: unknown rater {value!r}"),
+    Reference("passes[].after[]", "passes", "pass {owner}: after names unknown pass {value!r}"),
+    Reference("rules.pass.treatment", "conditions", "rules.pass.treatment: unknown condition {value!r}"),
+    Reference("criteria[].of[]", "conditions", "criterion {owner}: unknown condition {value!r}"),
+    Reference("criteria[].treatment", "conditions", "criterion {owner}: unknown condition {value!r}"),
+    Reference("criteria[].dimensions[]", "dimensions", "criterion {owner}: unknown dimension {value!r}"),
+    Reference("criteria[].dimension", "dimensions", "criterion {owner}: unknown dimension {value!r}"),
+    Reference("criteria[].questions[]", "questions", "criterion {owner}: unknown question {value!r}"),
+    Reference("criteria[].pass", "passes", "criterion {owner}: unknown pass {value!r}"),
+    Reference("decisions[].if[]", "criteria", "decisions: unknown criterion {value!r}"),
 )
 
 
@@ -274,6 +277,7 @@ _TARGETS: dict[str, Callable[[dict[str, Any]], set[Any]]] = {
     "conditions": lambda doc: set(_ids(doc, "conditions")),
     "passes": lambda doc: set(_ids(doc, "passes")),
     "raters": lambda doc: set(_ids(doc, "raters")),
+    "criteria": lambda doc: set(_ids(doc, "criteria")),
     "plan keys": lambda doc: set(schemas.schema("plan")["properties"]),
 }
 
@@ -346,6 +350,8 @@ def _check_patterns(doc: dict[str, Any], out: _Problems) -> None:
             order = ["condition", "question", "replicate"]
             names = " and ".join(f"{{{f}}}" for f in sorted(want, key=order.index))
             extra = " (replicates: above 1 needs {replicate})" if "replicate" in want - fields else ""
+            if "replicate" in fields - want:
+                extra = " ({replicate} needs replicates: above 1)"
             out.at([key], f"{key}: pattern must use exactly {names}, found {sorted(fields)}{extra}")
         if pattern.startswith("/") or ".." in Path(pattern).parts:
             out.at([key], f"{key}: must be a path inside study_dir")
@@ -358,6 +364,11 @@ def _check_scale(doc: dict[str, Any], out: _Problems) -> None:
     if "labels" in spec:
         if "min" in spec or "max" in spec:
             out.at(["scale"], "scale: write either min and max (ordinal) or labels (nominal), not both")
+        folded = [str(x).casefold() for x in spec["labels"]]
+        twins = sorted({x for x in spec["labels"] if folded.count(str(x).casefold()) > 1})
+        if twins:  # sheets read a label in any letter case, so these could not be told apart
+            out.at(["scale", "labels"], f"scale: labels {', '.join(twins)} differ only in letter case; "
+                   "sheets read labels in any case, so a cell could not say which is meant")
         return  # a nominal scale: the schema bounds its labels
     if "min" not in spec or "max" not in spec:
         out.at(["scale"], "scale: needs min and max (an ordinal scale) or labels (a nominal one)")
@@ -411,23 +422,21 @@ def _check_passes(doc: dict[str, Any], out: _Problems) -> None:
 
 
 def _check_blind_passes(doc: dict[str, Any], out: _Problems) -> None:
-    """A blind pass hides the condition, so it needs both conditions to hide one among, the
-    stripped treatment text (markers would give B away), and may not decide the verdict alone."""
+    """A blind pass hides the condition, so it needs conditions to hide one among (the baseline
+    and a treatment), the stripped treatment text (markers would give a treatment away), and may
+    not decide the verdict alone."""
     roles = {c.get("role", "treatment"): c["id"] for c in doc["conditions"]}
-    both = [roles[r] for r in ("baseline", "treatment") if r in roles]
+    treatments = treatment_ids(doc)
     for i, p in enumerate(doc["passes"]):
         if not p.get("blind"):
             continue
         name = f"pass {p['id']}"
-        missing = [c for c in both if c not in p["conditions"]]
+        missing = blind_pass_gap(p, roles, treatments)
         if missing:
-            out.at(
-                ["passes", i, "conditions"],
-                f"{name}: a blind pass must score both {' and '.join(both)} "
-                f"(it does not score {', '.join(missing)})",
-            )
+            out.at(["passes", i, "conditions"], f"{name}: {missing}")
         if not p.get("stripped"):
-            why = f"the markers would reveal {roles.get('treatment', 'the treatment')}"
+            shown = roles.get("treatment", "the treatment") if len(treatments) < 2 else "the treatments"
+            why = f"the markers would reveal {shown}"
             out.at(["passes", i], f"{name}: a blind pass must be stripped: true ({why})")
         if p.get("primary"):
             out.at(["passes", i], f"{name}: a blind pass may not be the primary pass")
@@ -530,6 +539,7 @@ CHECKS: tuple[Callable[[dict[str, Any], _Problems], None], ...] = (
     _check_locked,
     _check_leak_patterns,
     _check_withdrawals,
+    *DESIGN_CHECKS,
 )
 
 
@@ -670,8 +680,8 @@ def _build(
         withdrawals=tuple(Withdrawal(w["rater"], w["reason"], w["category"])
                           for w in doc.get("withdrawals") or []),
         replicates=doc.get("replicates", 1),
-        criteria=tuple(plan_designs.criterion(c) for c in doc.get("criteria") or []),
-        decisions=tuple(plan_designs.decision_row(r) for r in doc.get("decisions") or []),
+        criteria=tuple(criterion(c, doc) for c in doc.get("criteria") or []),
+        decisions=tuple(decision_row(r) for r in doc.get("decisions") or []),
         path=display,
         raw=raw,
         lines=lines,

@@ -22,8 +22,8 @@ from functools import cache
 from typing import Any
 
 from aoven_git.coverage import PLACEHOLDER
-from aoven_git.model import Plan
-from aoven_git.plan import DEFAULT_PLAN_TEMPLATE, fraction_text, line_of, parse_plan
+from aoven_git.model import Criterion, Plan
+from aoven_git.plan import DEFAULT_PLAN_TEMPLATE, DESIGN_TEMPLATES, fraction_text, line_of, parse_plan
 
 #: Longest value text; a longer value is cut with "…" (the `detail` names what changed in a list).
 MAX_TEXT = 80
@@ -220,6 +220,12 @@ def default_plan() -> Plan:
     return parse_plan(DEFAULT_PLAN_TEMPLATE.read_bytes(), display="aoven.yaml (init defaults)")
 
 
+def design_plans() -> list[Plan]:
+    """The plans `init --design` writes for designs with criteria (arms, probes)."""
+    return [parse_plan(path.read_bytes(), display=f"{path.name} (init --design {name})")
+            for name, path in DESIGN_TEMPLATES.items() if name != "seed"]
+
+
 def _rules_view(plan: Plan) -> dict[str, Any]:
     r = plan.rules
     return {
@@ -246,8 +252,10 @@ def effective_view(plan: Plan) -> dict[str, Any]:
         "study_dir": plan.study_dir,
         "responses": plan.responses,
         "stripped_responses": plan.stripped_responses,
-        "scale": {"min": plan.scale.min, "max": plan.scale.max},
+        "scale": ({"labels": list(plan.scale.labels)} if plan.scale.nominal
+                  else {"min": plan.scale.min, "max": plan.scale.max}),
         "conditions": [{"id": c.id, "name": c.name, "role": c.role} for c in plan.conditions],
+        "replicates": plan.replicates,
         "transitions": [{"id": t.id, "name": t.name} for t in plan.transitions],
         "dimensions": [{"id": d.id, "name": d.name, "kind": d.kind, "transitions": list(d.transitions),
                         "annotate": d.annotate} for d in plan.dimensions],
@@ -260,7 +268,8 @@ def effective_view(plan: Plan) -> dict[str, Any]:
                    for r in plan.rounds],
         "raters": [{"id": r.id, "required": r.required} for r in plan.raters],
         "passes": [{"id": p.id, "conditions": list(p.conditions), "dimensions": list(p.dimensions),
-                    "stripped": p.stripped, "primary": p.primary, "blind": p.blind} for p in plan.passes],
+                    "stripped": p.stripped, "primary": p.primary, "blind": p.blind, "after": list(p.after)}
+                   for p in plan.passes],
         "markers": list(plan.markers),
         "rules": _rules_view(plan),
         "refinements": [{"id": r.id, "text": r.text} for r in plan.refinements],
@@ -269,10 +278,21 @@ def effective_view(plan: Plan) -> dict[str, Any]:
         "security": {"require_signed": plan.security.require_signed,
                      "allowed_signers": plan.security.allowed_signers},
         "blind": {"leak_patterns": list(plan.leak_patterns)},
+        "criteria": [_criterion_view(c) for c in plan.criteria],
+        "decisions": [{"if": list(r.criteria), "then": r.then, "otherwise": r.otherwise}
+                      for r in plan.decisions],
         # amendments are no deviation from the pre-registered plan: they are a declared exploratory
         # layer the report shows in its own section (docs/amendments.md)
         "locked": list(plan.locked),
     }
+
+
+def _criterion_view(c: Criterion) -> dict[str, Any]:
+    """A criterion as applied, keyed by its id (so a changed bound reads as one change)."""
+    bound = {c.bound.kind: c.bound.value} if c.bound else {}
+    return {"id": c.id, "kind": c.kind, "of": list(c.of), "dimensions": list(c.dimensions), "per": c.per,
+            "questions": list(c.questions), "label": c.label, "dimension": c.dimension,
+            "require": c.require, "treatment": c.treatment, "pass": c.pass_id, "gate": c.gate, **bound}
 
 
 def _expected(change: _Change) -> bool:
@@ -282,7 +302,10 @@ def _expected(change: _Change) -> bool:
 
 
 def deviations(plan: Plan, defaults: Plan | None = None) -> list[Deviation]:
-    """Every place `plan` departs from `defaults` (the plan `init` writes), in plan order."""
+    """Every place `plan` departs from `defaults` (the plan `init` writes; for a plan with
+    criteria, the `init --design` template it departs from least), in plan order."""
+    if defaults is None and plan.criteria:
+        return min((deviations(plan, t) for t in design_plans()), key=len)
     base, mine = effective_view(defaults or default_plan()), effective_view(plan)
     keys = [k for k in plan.raw if k in mine] + list(mine)
     return [

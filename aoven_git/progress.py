@@ -6,7 +6,9 @@ reasons, `disagreements`' flagged cells and the attributed consensus of the reco
 and hands it over as plain data. This module only lays it out per rater, pass, round and
 amendment and turns it into steps (docs/commands.md, "aoven-git status"). It re-decides no rule:
 whether a sheet may be revealed or a key committed arrives as the raters still missing, computed
-by the rules `reveal` and `unblind` apply.
+by the rules `reveal` and `unblind` apply; which of a rater's passes come first is the pass-order
+rule's own reading (`pass_order_rules.earlier_sheets`). Cells are named as everywhere
+(`Q6/A/D3`, `L1/TRT#2/V` with replicates).
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ class SheetProgress:
     blind_pending: bool = False  # a blind pass not blinded yet: there is nothing to score
     #: the rater withdrew and this sheet left the study (docs/plan.md, "Withdrawals"): nobody waits for it
     withdrawn: bool = False
+    #: the passes the plan orders this one after (`after`) that the rater has not sealed yet
+    #: (the rule `seal` applies, docs/sealing.md, "Pass order"): score and seal those first
+    after_unsealed: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         s = self.sheet
@@ -226,6 +231,24 @@ def sheet_state(
     return "missing", default_path, None
 
 
+def ordered(plan: Plan, sheets: Sequence[SheetProgress]) -> tuple[SheetProgress, ...]:
+    """`sheets` with, on each sheet not sealed yet, the passes the plan orders it after that the
+    same rater has not sealed (`pass_order_rules.earlier_sheets`: same round, an amendment's
+    within the amendment). `seal` refuses the later pass until those are sealed, and what the
+    later pass shows must not move the earlier scores, so status asks for the earlier seal first."""
+    from aoven_git.pass_order_rules import earlier_sheets
+
+    state = {s.sheet: s.state for s in sheets}
+    out = []
+    for s in sheets:
+        if s.state in ("missing", "written", "valid") and not s.withdrawn:
+            before = tuple(e.pass_id for e in earlier_sheets(plan, s.sheet)
+                           if state.get(e, "missing") not in ("sealed", "revealed"))
+            s = replace(s, after_unsealed=before) if before else s
+        out.append(s)
+    return tuple(out)
+
+
 def rows_due(flagged: Sequence[Disagreement], rec: Reconciliation | None) -> tuple[RowDue, ...]:
     """Per flagged cell, each of its raters whose row does not count yet — the consensus state of
     `attribution.cell_consensus`, the one the report uses — with why: no row, a row without a
@@ -272,6 +295,10 @@ def sheet_step(plan: Plan, s: SheetProgress) -> Step | None:
         return None
     if s.blind_pending:
         return Step(f"{what}: the lead must blind pass {s.sheet.pass_id} before anyone can score it")
+    if s.after_unsealed:
+        first = ", ".join(s.after_unsealed)
+        return Step(f"{what}: seal your {first} sheet first: the plan orders {s.sheet.pass_id} after {first} "
+                    f"(`after`), so `seal` refuses {s.sheet.pass_id} until then")
     if s.state == "missing":
         return Step(f"{what}: write your scores into {s.path} (a blank sheet to start from)",
                     f"aoven-git sheet {args} -o {s.path}")

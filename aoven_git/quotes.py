@@ -234,15 +234,17 @@ class ResponseTexts:
         self._cache[path] = text
         return text
 
-    def path(self, question: str, condition: str, stripped: bool) -> str:
-        return f"{self.plan.study_dir}/{self.plan.response_path(condition, question, stripped=stripped)}"
+    def path(self, question: str, condition: str, stripped: bool, replicate: int = 0) -> str:
+        response = self.plan.response_path(condition, question, stripped=stripped, replicate=replicate)
+        return f"{self.plan.study_dir}/{response}"
 
-    def text(self, question: str, condition: str, stripped: bool) -> str | None:
-        """The response a cell was scored on (the stripped copy for a stripped pass)."""
-        path = self.path(question, condition, stripped)
+    def text(self, question: str, condition: str, stripped: bool, replicate: int = 0) -> str | None:
+        """The response a cell was scored on (the stripped copy for a stripped pass; `replicate`
+        1…N in a plan with replicates)."""
+        path = self.path(question, condition, stripped, replicate)
         text = self.get(path)
         if text is None and stripped:
-            original = self.get(self.path(question, condition, False))
+            original = self.get(self.path(question, condition, False, replicate))
             if original is not None:
                 from aoven_git.markers import strip_response
 
@@ -256,18 +258,20 @@ class ResponseTexts:
             found = {}
             for q in rnd.questions:
                 for c in p.conditions:
-                    text = self.text(q, c, p.stripped)
-                    if text is not None:
-                        found[self.path(q, c, p.stripped)] = text
+                    for r in self.plan.replicate_ids:
+                        text = self.text(q, c, p.stripped, r)
+                        if text is not None:
+                            found[self.path(q, c, p.stripped, r)] = text
             self._others[(p.id, rnd.id)] = found
         return found
 
-    def check(self, quote: str, question: str, condition: str, p: Pass, rnd: Round) -> QuoteCheck:
-        """Is `quote` in the response of (question, condition) as pass `p` saw it, and if not,
-        in which other response of the pass and round? On an unstripped pass, markers inside
-        the quote are allowed but not required."""
-        own = self.path(question, condition, p.stripped)
-        text = self.text(question, condition, p.stripped)
+    def check(self, quote: str, question: str, condition: str, p: Pass, rnd: Round,
+              replicate: int = 0) -> QuoteCheck:
+        """Is `quote` in the response of (question, condition[, replicate]) as pass `p` saw it,
+        and if not, in which other response of the pass and round? On an unstripped pass,
+        markers inside the quote are allowed but not required."""
+        own = self.path(question, condition, p.stripped, replicate)
+        text = self.text(question, condition, p.stripped, replicate)
         if text is None:
             return QuoteCheck(own, missing=True)
         markers = () if p.stripped else self.plan.markers

@@ -49,6 +49,12 @@ response-missing               flagged  the cell's response file does not exist:
 
 Rows with a malformed or unknown cell or an unknown rater are reported and left out of
 `Reconciliation.rows`, so nothing downstream can use their consensus.
+
+Designs (docs/score-files.md, "Replicates" and "Labels"): in a plan with replicates a cell is
+written `L1/TRT#2/V`; on a nominal scale a consensus is a label (any letter case), stored as its
+position, and shown as the label again in every message. A disagreement on a nominal scale has
+no size: any two different labels flag the cell (`flag_spread` applies to ordinal scales only),
+and its spread is the number of different labels minus one.
 """
 
 from __future__ import annotations
@@ -82,6 +88,7 @@ __all__ = [
     "ReconTable",
     "check_reconciliation",
     "find_tables",
+    "flag_spread",
     "flagged_cells",
     "parse_reconciliation",
     "response_key",
@@ -121,6 +128,24 @@ class ReconTable:
     end_line: int
     columns: dict[str, int]
     width: int
+
+
+def flag_spread(plan: Plan) -> int:
+    """The spread above which a cell is flagged: `rules.flag_spread`, or 0 on a nominal scale
+    (any two different labels are a disagreement to reconcile; a label has no distance)."""
+    return 0 if plan.scale.labels else plan.rules.flag_spread
+
+
+def shown(plan: Plan, value: int | str | None) -> str:
+    """A score or consensus as raters write it: the label on a nominal scale."""
+    return plan.scale.label(value) if isinstance(value, int) and plan.scale.labels else str(value)
+
+
+def _allowed(plan: Plan) -> str:
+    """What a consensus may be, for messages."""
+    if plan.scale.labels:
+        return f"one of the labels {', '.join(plan.scale.labels)}"
+    return f"a whole number on the scale ({plan.scale.min}–{plan.scale.max})"
 
 
 def response_key(plan: Plan, question: str, condition: str, *, stripped: bool) -> str:
@@ -164,6 +189,12 @@ def _consensus(text: str, plan: Plan, line: int, found: Findings) -> int | Liter
         return None
     if s.lower() == "contested":
         return "contested"
+    if plan.scale.labels:
+        value = plan.scale.value_of(s)
+        if value is None:
+            found.error(line, "consensus-invalid",
+                        f"consensus {s!r} is neither {_allowed(plan)} nor `contested`")
+        return value
     scale = f"{plan.scale.min}–{plan.scale.max}"
     if not _INT_RE.match(s):
         found.error(
@@ -209,13 +240,19 @@ class _Rows:
             self.found.error(line, "unknown-cell", f"cell {key}: unknown {', '.join(problems)}")
             return None
         if key not in self.expected:
-            self.found.error(
-                line,
-                "unknown-cell",
-                f"cell {key} is not scored in pass {self.pass_id}, round {self.round_id}",
-            )
+            self.found.error(line, "unknown-cell", self._outside(key))
             return None
         return key
+
+    def _outside(self, key: CellKey) -> str:
+        """Why a cell of known ids is not one of the pass and round (a replicate to name?)."""
+        why = f"cell {key} is not scored in pass {self.pass_id}, round {self.round_id}"
+        n = self.plan.replicates
+        if n > 1 and not key.replicate:
+            return f"{why}: name its replicate, e.g. {replace(key, replicate=1)} (the plan has {n})"
+        if key.replicate and (n == 1 or key.replicate > n):
+            return f"{why}: replicate #{key.replicate} is not in the plan (replicates: {n})"
+        return why
 
     def rater(self, text: str, line: int) -> bool:
         if text in self.raters:
@@ -247,7 +284,8 @@ class _Rows:
             self.found.error(
                 line,
                 "consensus-conflict",
-                f"{key}: {rater} accepts {consensus} here but {earlier[0]} on line {earlier[1]}",
+                f"{key}: {rater} accepts {shown(self.plan, consensus)} here but "
+                f"{shown(self.plan, earlier[0])} on line {earlier[1]}",
             )
 
     def read(self, table: ReconTable, line: int, cells: list[str]) -> None:
@@ -364,7 +402,8 @@ def flagged_cells(
 ) -> tuple[dict[CellKey, dict[str, int]], list[Disagreement]]:
     """Scores by cell and rater (raters in plan order) and the cells where raters differ.
 
-    Flagged = max − min over the raters who have a score for the cell > `rules.flag_spread`.
+    Flagged = max − min over the raters who have a score for the cell > `rules.flag_spread`; on
+    a nominal scale any two different labels (spread = different labels − 1, `flag_spread`).
     """
     order = {r.id: k for k, r in enumerate(plan.raters)}
     picked = sorted(
@@ -380,10 +419,15 @@ def flagged_cells(
         scores = by_cell[key]
         if len(scores) < 2:
             continue
-        spread = max(scores.values()) - min(scores.values())
+        spread = _spread(plan, scores.values())
         if spread > 0:
-            out.append(Disagreement(key, scores, spread, spread > plan.rules.flag_spread))
+            out.append(Disagreement(key, scores, spread, spread > flag_spread(plan)))
     return by_cell, out
+
+
+def _spread(plan: Plan, scores: Collection[int]) -> int:
+    """max − min, or on a nominal scale the number of different labels − 1."""
+    return len(set(scores)) - 1 if plan.scale.labels else max(scores) - min(scores)
 
 
 def flagged_keys(scores: Mapping[str, Mapping[CellKey, int]], flag_spread: int) -> set[CellKey]:
@@ -425,11 +469,11 @@ def _against_scores(ck: _Check, invalid: bool) -> None:
         settled = next((r for r in rows if r.consensus is not None), None)
         if settled is not None and key not in ck.differing and not invalid:
             values = sorted(set(scored.values()))
-            agreed = f"all raters scored {values[0]}" if values else "no rater scored it"
+            agreed = f"all raters scored {shown(ck.plan, values[0])}" if values else "no rater scored it"
             ck.found.error(
                 settled.line,
                 "consensus-without-disagreement",
-                f"{key}: consensus {settled.consensus} for a cell without disagreement "
+                f"{key}: consensus {shown(ck.plan, settled.consensus)} for a cell without disagreement "
                 f"({agreed}); a consensus may only settle a disagreement",
             )
 
@@ -437,8 +481,9 @@ def _against_scores(ck: _Check, invalid: bool) -> None:
 def _justifications(ck: _Check, d: Disagreement, rows: list[ReconciliationRow]) -> None:
     """Each rater of a flagged cell needs a row with a justification: the finding points at that
     rater's row, or (no row) at the cell's last row, or (the cell has none) at the table."""
-    scores = ", ".join(f"{r} {v}" for r, v in d.scores.items())
-    flagged = f"{d.key} is flagged ({scores}; spread {d.spread} > {ck.plan.rules.flag_spread})"
+    scores = ", ".join(f"{r} {shown(ck.plan, v)}" for r, v in d.scores.items())
+    flagged = (f"{d.key} is flagged ({scores}; different labels)" if ck.plan.scale.labels
+               else f"{d.key} is flagged ({scores}; spread {d.spread} > {ck.plan.rules.flag_spread})")
     for rater in d.scores:
         mine = [r for r in rows if r.rater == rater]
         if any(r.justification for r in mine):
@@ -460,11 +505,13 @@ def _flagged(ck: _Check) -> None:
         _justifications(ck, d, rows)
         for row in rows:
             if row.rater in d.scores and row.consensus is None and row.justification:
+                scale = ck.plan.scale
+                accepts = _allowed(ck.plan) if scale.labels else f"an integer {scale.min}–{scale.max}"
                 ck.found.error(
                     row.line,
                     "missing-consensus",
                     f"{key} is flagged: the row of {row.rater} states no consensus (the value {row.rater} "
-                    f"accepts, an integer {ck.plan.scale.min}–{ck.plan.scale.max}, or `contested`)",
+                    f"accepts, {accepts}, or `contested`)",
                 )
 
 
@@ -484,7 +531,8 @@ def _quotes(ck: _Check, texts: ResponseTexts) -> None:
                 f'{row.key}: the justification of {row.rater} quotes nothing; quote the response between "…"',
             )
         for quote in quotes:
-            where = texts.check(quote, row.key.question, row.key.condition, ck.p, ck.rnd)
+            where = texts.check(quote, row.key.question, row.key.condition, ck.p, ck.rnd,
+                                replicate=row.key.replicate)
             if where.missing:
                 if row.key not in missing_reported:
                     missing_reported.add(row.key)

@@ -92,11 +92,13 @@ def independence(doc: Mapping[str, Any]) -> str | None:
 
 
 def statistic(plan: Plan) -> str:
-    """The gating coefficient, its weights, aggregation and threshold."""
+    """The gating coefficient, its weights, aggregation and threshold (a labelled scale takes no
+    weights and nominal α, docs/statistics.md, "Labels and replicates")."""
     k = plan.rules.kappa
+    level, weights = ("nominal", "none (labels)") if plan.scale.nominal else ("ordinal", k.weights)
     name = {"cohen": "Cohen's weighted κ", "gwet": "Gwet's AC1/AC2", "brennan-prediger": "Brennan–Prediger",
-            "krippendorff": "Krippendorff's α (ordinal)"}[k.coefficient]
-    return (f"{name} per rater pair and dimension, {k.weights} weights, {k.aggregate} over pairs, gate "
+            "krippendorff": f"Krippendorff's α ({level})"}[k.coefficient]
+    return (f"{name} per rater pair and dimension, {weights} weights, {k.aggregate} over pairs, gate "
             f"≥ {float(k.threshold):g}; beside it α, AC1/AC2, Brennan–Prediger, prevalence and bias indices")
 
 

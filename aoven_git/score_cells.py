@@ -2,7 +2,10 @@
 
 Headings give tables their question and condition (sectioned layout); a column, the question
 header (`Q (Test B)`), a fused item id (`Q2B`) or a pass with a single condition can give them
-too. Only the first table that scores a cell counts: a later plain table scoring it again is the
+too. In a plan with replicates each row also names its response, 1…N: a `Rep` column, a `#N`
+after the condition (`TRT#2`) or item (`L1/TRT#2`), or the heading above the table (`### TRT #2`,
+`#### Rep 2`). On a nominal scale a score cell holds a label, stored as its position. Only the
+first table that scores a cell counts: a later plain table scoring it again is the
 warning `rescored-in-file`; a later row with a fused item id is a re-score (`amended-in-file`,
 see `score_rescore`). Summary and re-score tables are set aside here and read by their own
 modules once every cell is known.
@@ -14,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from aoven_git.mdtables import Heading, Table
-from aoven_git.model import CellKey, Findings
+from aoven_git.model import CellKey, Findings, Scale
 from aoven_git.score_columns import Columns, read_header, spaced_dimension
 from aoven_git.score_ids import BLIND_CONDITION, PlanIds
 
@@ -29,7 +32,7 @@ _SCORE_CELL_RE = re.compile(r"^([^\s(#]*)\s*(.*)$", re.S)
 class Raw:
     """A cell as read, before the checks against the plan."""
 
-    k: tuple[str, str, str]  # (question, condition, dimension): cheaper to hash than CellKey
+    k: tuple[str, str, str, int]  # (question, condition, dimension, replicate): cheaper to hash than CellKey
     key: CellKey
     score: int | str  # str: what was written, when it is not an integer
     line: int
@@ -55,6 +58,7 @@ class Placed:
     question: str | None
     condition: str | None
     context_problem: bool  # under a heading naming an unknown question/condition
+    replicate: int | None = None  # named by a heading (`### TRT #2`, `#### Rep 2`)
 
 
 @dataclass(frozen=True)
@@ -71,8 +75,8 @@ class BlindScope:
 @dataclass
 class Parsed:
     cells: list[Raw] = field(default_factory=list)
-    by_key: dict[tuple[str, str, str], Raw] = field(default_factory=dict)
-    item_lines: dict[tuple[str, str], int] = field(default_factory=dict)
+    by_key: dict[tuple[str, str, str, int], Raw] = field(default_factory=dict)
+    item_lines: dict[tuple[str, str, int], int] = field(default_factory=dict)
     layouts: list[str] = field(default_factory=list)
     first_table: int | None = None
     summaries: list[Placed] = field(default_factory=list)
@@ -80,7 +84,7 @@ class Parsed:
     fused_rescores: dict[int, list[Raw]] = field(default_factory=dict)  # table line → rows
     notes: list[Note] = field(default_factory=list)
     header_problem: bool = False  # a misspelt column: missing cells are not reported
-    seen: dict[tuple[str, str, str], int] = field(default_factory=dict)  # key → table line
+    seen: dict[tuple[str, str, str, int], int] = field(default_factory=dict)  # key → table line
 
 
 # --------------------------------------------------------------------------- score cells
@@ -103,6 +107,30 @@ def parse_score(text: str) -> tuple[int | str | None, list[int], str]:
     return t, refs, leftover  # not a whole number: keep what was written for the message
 
 
+def parse_label(text: str, scale: Scale) -> tuple[int | str | None, list[int], str]:
+    """A score cell on a nominal scale: `PASS`, `pass`, `FAIL #3 "quote"` → (position, refs,
+    leftover); a number or an unknown word stays the text written (for the message). Empty → None."""
+    t = text.strip()
+    if t in EMPTY_SCORES:
+        return None, [], ""
+    whole = scale.value_of(t)
+    if whole is not None:
+        return whole, [], ""
+    m = _SCORE_CELL_RE.match(t)
+    assert m is not None  # the pattern matches every string
+    value = scale.value_of(m.group(1))
+    if value is None:
+        return t, [], ""
+    rest = m.group(2)
+    refs = [int(r) for r in REF_RE.findall(rest)]
+    return value, refs, REF_RE.sub("", rest).strip(" ,;()[]")
+
+
+def score_of(text: str, scale: Scale) -> tuple[int | str | None, list[int], str]:
+    """`parse_score` on an ordinal scale, `parse_label` on a nominal one."""
+    return parse_label(text, scale) if scale.labels else parse_score(text)
+
+
 def transition_cell(text: str) -> list[int]:
     """A Transition column holds `#7, #8`, `7/8` or `8`."""
     return [int(x) for x in _BARE_NUM_RE.findall(text)]
@@ -118,6 +146,8 @@ class _Sections:
     condition: str | None = None
     c_level: int = 0
     bad: bool = False
+    replicate: int | None = None  # `### TRT #2`, `#### Rep 2`
+    r_level: int = 0
 
 
 def _question_heading(h: Heading, st: _Sections, ids: PlanIds, found: Findings) -> bool:
@@ -143,23 +173,58 @@ def _question_heading(h: Heading, st: _Sections, ids: PlanIds, found: Findings) 
     return True
 
 
+def _replicate_heading(h: Heading, st: _Sections, ids: PlanIds, found: Findings) -> bool:
+    """A question or condition heading with a replicate (`## L1 / TRT #2`, `### TRT #2`), or a
+    heading naming the replicate alone (`#### Rep 2`), in a plan with replicates. True when the
+    heading was one of those (and read)."""
+    base, r = ids.split_replicate(h.text)
+    if r is None:
+        r = ids.replicate(h.text)
+        if r is None or ids.question_heading(h.text) != (None, None):
+            return False
+        st.replicate, st.r_level = r, h.level
+        return True
+    plain = Heading(h.line, h.level, base)
+    q = _question_heading(plain, st, ids, found)
+    if q and st.condition is None:  # `## L1 / TRT #2`: the condition after the question
+        c = ids.condition_exact(base[len(ids.token(base)):])
+        st.condition, st.c_level = (c, h.level) if c else (st.condition, st.c_level)
+    elif not q:
+        c, c_unknown = ids.condition_heading(base)
+        if not (c or c_unknown):
+            return False
+        _condition_heading(h, st, c, c_unknown, found)
+    st.replicate, st.r_level = r, h.level
+    return True
+
+
+def _condition_heading(h: Heading, st: _Sections, c: str | None, c_unknown: str | None,
+                       found: Findings) -> None:
+    if st.q_level and h.level <= st.q_level:
+        st.question, st.q_level, st.bad = None, 0, False
+    st.condition, st.c_level = c, h.level
+    if c_unknown:
+        found.error(
+            h.line,
+            "unknown-condition",
+            f"heading names condition {c_unknown!r}, which is not in the plan",
+        )
+        st.bad = True
+    elif st.bad and st.question is not None:
+        st.bad = False
+
+
 def _heading(h: Heading, st: _Sections, ids: PlanIds, found: Findings) -> None:
+    if ids.replicated:
+        if st.r_level and h.level <= st.r_level:  # a heading at its level or above closes it
+            st.replicate, st.r_level = None, 0
+        if _replicate_heading(h, st, ids, found):
+            return
     if _question_heading(h, st, ids, found):
         return
     c, c_unknown = ids.condition_heading(h.text)
     if c or c_unknown:
-        if st.q_level and h.level <= st.q_level:
-            st.question, st.q_level, st.bad = None, 0, False
-        st.condition, st.c_level = c, h.level
-        if c_unknown:
-            found.error(
-                h.line,
-                "unknown-condition",
-                f"heading names condition {c_unknown!r}, which is not in the plan",
-            )
-            st.bad = True
-        elif st.bad and st.question is not None:
-            st.bad = False
+        _condition_heading(h, st, c, c_unknown, found)
         return
     misspelt = _misspelt_heading(h, ids, found)
     # any other heading closes the sections it is not nested in
@@ -193,7 +258,8 @@ def place_tables(blocks: list[Heading | Table], ids: PlanIds, found: Findings) -
         if isinstance(block, Heading):
             _heading(block, st, ids, found)
         else:
-            out.append(Placed(block, read_header(block.header, ids), st.question, st.condition, st.bad))
+            cols = read_header(block.header, ids)
+            out.append(Placed(block, cols, st.question, st.condition, st.bad, st.replicate))
     return out
 
 
@@ -247,6 +313,12 @@ class _Reader:
             )
             self.out.header_problem = True
         kind = cols.kind
+        if kind in ("wide", "long", "sectioned") and "replicate" in cols.roles and not self.ids.replicated:
+            self.found.error(t.line, "unknown-replicate", f'column "{t.header[cols.roles["replicate"]]}": '
+                             "the plan has no replicates (one response per question and condition): drop "
+                             "the column (the table is not read until then)")
+            self.out.header_problem = True
+            return
         if kind is None:
             if not cols.misspelt and not cols.spaced:
                 self.out.notes.append(Note(t.line, "table ignored: not a score table"))
@@ -274,6 +346,15 @@ class _Reader:
     def _context_missing(self, p: Placed, has_q: bool, has_c: bool) -> None:
         if p.context_problem or p.cols.misspelt or p.cols.spaced:
             return
+        if has_q and has_c:  # everything but the replicate
+            self.found.error(
+                p.table.line,
+                "section-context-missing",
+                f"score table without a replicate (the plan has {self.ids.plan.replicates} per question "
+                "and condition): add a Rep column after the condition (`| Q | Cond | Rep | … |`) or put "
+                "it under a heading like `### TRT #2`",
+            )
+            return
         missing = " and ".join(w for w, ok in (("question", has_q), ("condition", has_c)) if not ok)
         self.found.error(
             p.table.line,
@@ -292,7 +373,7 @@ class _Reader:
         if not has_q or (not has_c and "question" not in cols.roles):
             self._context_missing(p, has_q, has_c)
             return
-        lacking = False
+        lacking, lacking_rep = False, False
         for line, row in p.table.rows:
             item = self._item(line, row, p, fixed_c)
             if item is None:
@@ -301,29 +382,62 @@ class _Reader:
             if c is None:
                 lacking = True
                 continue
-            self.out.item_lines.setdefault((q, c), line)
+            state, r = self._replicate(line, row, p, (q, c, item[3]))
+            lacking_rep = lacking_rep or state == "lacking"
+            if state != "ok":
+                continue
+            self.out.item_lines.setdefault((q, c, r), line)
             if kind == "wide":
-                self._wide_row(p, line, row, (q, c, item[2]))
+                self._wide_row(p, line, row, (q, c, item[2], r))
             else:
-                self._long_row(p, line, row, (q, c, item[2]))
-        if lacking:
-            self._context_missing(p, True, False)
+                self._long_row(p, line, row, (q, c, item[2], r))
+        if lacking or lacking_rep:
+            self._context_missing(p, True, not lacking)
+
+    def _replicate(self, line: int, row: list[str], p: Placed, item: tuple[str, str, int | None]
+                   ) -> tuple[str, int]:
+        """("ok", replicate) of a row — 0 in a plan without replicates —, ("skip", 0) after an
+        `unknown-replicate` error or for a row with an empty Rep cell, ("lacking", 0) when nothing
+        names it (a Rep cell, a `#N` after the condition or item, a heading)."""
+        if not self.ids.replicated or self.blind is not None:
+            return "ok", 0
+        q, c, suffix = item
+        idx = p.cols.roles.get("replicate")
+        text = _col(row, idx).strip()
+        if idx is not None and not text and suffix is None:
+            return "skip", 0
+        r = self.ids.replicate(text) if text else (suffix if suffix is not None else p.replicate)
+        n = self.ids.plan.replicates
+        if text and r is None:
+            why = f"replicate {text!r} of {q}/{c} is not a number 1–{n}"
+        elif text and suffix is not None and suffix != r:
+            why = f"the row names replicate #{suffix} of {q}/{c} but the Rep column says {r}"
+        elif r is None:
+            return "lacking", 0
+        elif not 1 <= r <= n:
+            why = f"replicate {r} of {q}/{c} is not in 1–{n} (the plan's replicates: {n})"
+        else:
+            return "ok", r
+        self.found.error(line, "unknown-replicate", why)
+        return "skip", 0
 
     def _item(
         self, line: int, row: list[str], p: Placed, fixed_c: str | None
-    ) -> tuple[str, str | None, bool] | None:
-        """(question, condition or None when nothing names one, fused) of a row; None to skip it."""
+    ) -> tuple[str, str | None, bool, int | None] | None:
+        """(question, condition or None when nothing names one, fused, the replicate a `#N`
+        after the item or condition names) of a row; None to skip it."""
         if not any(c.strip() for c in row):
             return None
         roles, ids = p.cols.roles, self.ids
         if self.blind is not None:
             item = self._blind_item(line, _col(row, roles.get("question")), self.blind)
-            return None if item is None else (item, BLIND_CONDITION, False)
-        q, fused = p.question, None
+            return None if item is None else (item, BLIND_CONDITION, False, None)
+        q, fused, r = p.question, None, None
         if "question" in roles:
             qtext = _col(row, roles.get("question"))
             if not qtext.strip():
                 return None
+            qtext, r = ids.split_replicate(qtext)
             q, fused = ids.item(qtext)
             if q is None:
                 self.found.error(line, "unknown-question", f"question {qtext!r} is not in the plan")
@@ -332,6 +446,8 @@ class _Reader:
             ctext = _col(row, roles.get("condition"))
             if not ctext.strip():
                 return None
+            ctext, cr = ids.split_replicate(ctext)
+            r = cr if cr is not None else r
             c = ids.condition_cell(ctext)
             if c is None or (fused is not None and fused != c):
                 what = (
@@ -341,8 +457,8 @@ class _Reader:
                 )
                 self.found.error(line, "unknown-condition", what)
                 return None
-            return q or "", c, fused is not None
-        return q or "", fused or fixed_c, fused is not None
+            return q or "", c, fused is not None, r
+        return q or "", fused or fixed_c, fused is not None, r
 
     def _blind_table(self, p: Placed) -> bool:
         """A table of a blind sheet names its items in an Item column and no condition."""
@@ -378,15 +494,17 @@ class _Reader:
         self.found.error(line, "unknown-item", why)
         return None
 
-    def _wide_row(self, p: Placed, line: int, row: list[str], item: tuple[str, str, bool]) -> None:
-        q, c, fused = item
+    def _wide_row(self, p: Placed, line: int, row: list[str], item: tuple[str, str, bool, int]) -> None:
+        q, c, fused, r = item
         cols, ids = p.cols, self.ids
+        scale = ids.plan.scale
+        shown = f"{q}/{c}#{r}" if r else f"{q}/{c}"
         notes = _col(row, cols.roles.get("citation"))
-        refs = _row_refs(notes, cols, ids, self.found, line, f"{q}/{c}")
+        refs = _row_refs(notes, cols, ids, self.found, line, shown)
         scores: list[int | None] = []
         width = len(row)
         for idx, d in cols.dims.items():
-            score, cell_refs, leftover = parse_score(row[idx] if idx < width else "")
+            score, cell_refs, leftover = score_of(row[idx] if idx < width else "", scale)
             if score is None:
                 scores.append(None)
                 continue
@@ -395,10 +513,10 @@ class _Reader:
             citation = f"{leftover} {notes}".strip() if leftover and is_int else notes
             extra = refs.get(d)
             trans = tuple(dict.fromkeys([*cell_refs, *extra])) if extra else tuple(dict.fromkeys(cell_refs))
-            k = (q, c, d)
+            k = (q, c, d, r)
             self.put(p.table.line, Raw(k, ids.key(k), score, line, trans, citation, fused))
-        if "sum" in cols.roles and not cols.misspelt and not cols.spaced:
-            _check_sum(_col(row, cols.roles["sum"]), scores, f"{q}/{c}", line, self.found)
+        if "sum" in cols.roles and not cols.misspelt and not cols.spaced and not scale.labels:
+            _check_sum(_col(row, cols.roles["sum"]), scores, shown, line, self.found)
 
     def _unknown_dimension(self, line: int, dtext: str) -> None:
         """`unknown-dimension`, or `spaced-dimension` when it is a dimension id split by a space."""
@@ -409,14 +527,15 @@ class _Reader:
         self.found.error(line, "spaced-dimension", f'dimension "{dtext.strip()}" looks like {spaced} with a '
                          f'space inside: write "{spaced}" (the row is not read until then)')
 
-    def _long_row(self, p: Placed, line: int, row: list[str], item: tuple[str, str, bool]) -> None:
-        q, c, fused = item
+    def _long_row(self, p: Placed, line: int, row: list[str], item: tuple[str, str, bool, int]) -> None:
+        q, c, fused, r = item
         roles = p.cols.roles
         dtext = _col(row, roles.get("dimension"))
-        score, cell_refs, leftover = parse_score(_col(row, roles.get("score")))
+        score, cell_refs, leftover = score_of(_col(row, roles.get("score")), self.ids.plan.scale)
         if not dtext.strip():
             if score is not None:
-                self.found.error(line, "unknown-dimension", f"row of {q}/{c} has a score but no dimension")
+                shown = f"{q}/{c}#{r}" if r else f"{q}/{c}"
+                self.found.error(line, "unknown-dimension", f"row of {shown} has a score but no dimension")
             return
         d = self.ids.dimension(dtext)
         if d is None:
@@ -432,7 +551,7 @@ class _Reader:
         ]
         if leftover and isinstance(score, int):
             citation = f"{leftover} {citation}".strip()
-        k = (q, c, d)
+        k = (q, c, d, r)
         self.put(
             p.table.line, Raw(k, self.ids.key(k), score, line, tuple(dict.fromkeys(trans)), citation, fused)
         )

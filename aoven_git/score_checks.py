@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from aoven_git.model import Cell, CellKey, Findings, Plan
+from aoven_git.model import Cell, CellKey, Findings, Plan, Scale
 from aoven_git.score_cells import BlindScope, Parsed, Raw
 from aoven_git.score_ids import BLIND_CONDITION, PlanIds
 from aoven_git.studyfile import Identity
 
 _CELL_KEYS = frozenset(("question", "condition", "dimension", "score", "line", "transitions", "citation"))
+_REPLICATE_CELL_KEYS = _CELL_KEYS | {"replicate"}  # a cell of a plan with replicates
 
 
 def cell_conforms(cell: dict[str, Any]) -> bool:
@@ -25,11 +26,14 @@ def cell_conforms(cell: dict[str, Any]) -> bool:
     are required), and the schema itself is consulted for every cell it rejects, so messages
     still come from the schema. A property test keeps the two in agreement.
     """
-    if cell.keys() != _CELL_KEYS:
+    keys = cell.keys()
+    if keys != _CELL_KEYS and keys != _REPLICATE_CELL_KEYS:
         return False
     q, c, d = cell["question"], cell["condition"], cell["dimension"]
-    line, trans = cell["line"], cell["transitions"]
+    line, trans, r = cell["line"], cell["transitions"], cell.get("replicate", 0)
     if type(q) is not str or type(c) is not str or type(d) is not str or not (q and c and d):
+        return False
+    if type(r) is not int or r < 0:
         return False
     if (
         type(cell["score"]) is not int
@@ -54,28 +58,44 @@ def document(ident: Identity, cells: list[Raw]) -> dict[str, Any]:
         doc["nonce"] = ident.nonce
     if ident.plan_version is not None:
         doc["plan_version"] = ident.plan_version
-    doc["cells"] = [
-        {
-            "question": r.key.question,
-            "condition": r.key.condition,
-            "dimension": r.key.dimension,
-            "score": r.score,
-            "line": r.line,
-            "transitions": list(r.transitions),
-            "citation": r.citation,
-        }
-        for r in cells
-    ]
+    doc["cells"] = [_cell_document(r) for r in cells]
     return doc
 
 
+def _not_on_scale(raw: Raw, scale: Scale) -> tuple[str, str]:
+    """(code, message) for a score that is no whole number (ordinal) or no label (nominal)."""
+    if scale.labels:
+        return "score-off-scale", (f"{raw.key}: {raw.score!r} is not a label of the scale "
+                                   f"({', '.join(scale.labels)})")
+    return "score-not-integer", (f"{raw.key}: score {raw.score!r} is not a whole number on the scale "
+                                 f"{scale.min}–{scale.max}")
+
+
+def _cell_document(r: Raw) -> dict[str, Any]:
+    """One normalised cell; `replicate` only in a plan with replicates (0 is left out)."""
+    cell: dict[str, Any] = {
+        "question": r.key.question,
+        "condition": r.key.condition,
+        "dimension": r.key.dimension,
+        "score": r.score,
+        "line": r.line,
+        "transitions": list(r.transitions),
+        "citation": r.citation,
+    }
+    if r.key.replicate:
+        cell["replicate"] = r.key.replicate
+    return cell
+
+
 def schema_check(
-    doc: dict[str, Any], raws: list[Raw], found: Findings, report_top: bool, scale: str
+    doc: dict[str, Any], raws: list[Raw], found: Findings, report_top: bool, scale: Scale
 ) -> set[int]:
     """Validate the normalised document; returns the indexes of the cells the schema rejects.
 
     The sheet fields are validated as a whole; cells are validated one by one (see
-    `cell_conforms`), so an error's cell index maps straight back to its Markdown line.
+    `cell_conforms`), so an error's cell index maps straight back to its Markdown line. A label
+    the scale does not have reaches the schema as the text written, so it is reported here too
+    (`score-off-scale`, listing the labels).
     """
     from aoven_git import schemas
 
@@ -96,11 +116,7 @@ def schema_check(
                 continue
             bad.add(index)
             if path[2:3] == ["score"]:
-                found.error(
-                    raw.line,
-                    "score-not-integer",
-                    f"{raw.key}: score {raw.score!r} is not a whole number on the scale {scale}",
-                )
+                found.error(raw.line, *_not_on_scale(raw, scale))
             elif path[2:3] == ["transitions"]:
                 found.error(raw.line, "wrong-transition", f"{raw.key}: transitions: {err.message}")
             else:
@@ -181,7 +197,7 @@ def check_cells(
 
 def _expected(
     plan: Plan, ident: Identity, ids: PlanIds, blind: BlindScope | None
-) -> tuple[tuple[CellKey, ...], frozenset[tuple[str, str, str]] | None]:
+) -> tuple[tuple[CellKey, ...], frozenset[tuple[str, str, str, int]] | None]:
     """The cells the sheet must score, and as id triples; None: any cell it reads is accepted (a
     blind sheet whose corpus the caller did not give, or a file of unknown identity)."""
     if not ident.known:
@@ -192,8 +208,8 @@ def _expected(
     p = plan.pass_(sheet.pass_id)
     if blind.items is None or p is None:
         return (), None
-    cells = tuple(ids.key((i, BLIND_CONDITION, d)) for i in sorted(blind.items) for d in p.dimensions)
-    return cells, frozenset((c.question, c.condition, c.dimension) for c in cells)
+    cells = tuple(ids.key((i, BLIND_CONDITION, d, 0)) for i in sorted(blind.items) for d in p.dimensions)
+    return cells, frozenset((c.question, c.condition, c.dimension, c.replicate) for c in cells)
 
 
 def _amendment_covers(plan: Plan, ident: Identity, found: Findings) -> bool:
@@ -223,13 +239,15 @@ def _missing(plan: Plan, ident: Identity, parsed: Parsed, expected: tuple[Any, .
     reported once, as itself, not as missing too)."""
     missing: dict[tuple[str, str, int], list[str]] = {}
     for key in expected:
-        if (key.question, key.condition, key.dimension) not in parsed.by_key:
+        if (key.question, key.condition, key.dimension, key.replicate) not in parsed.by_key:
             missing.setdefault(key.item, []).append(key.dimension)
     p = plan.pass_(ident.sheet.pass_id)
     default_line = parsed.first_table or 1
     whole = p is not None and not ident.sheet.amendment  # an amendment's files list what they lack
-    for (q, c, _replicate), dims in missing.items():
+    for (q, c, r), dims in missing.items():
         what = "any dimension" if whole and len(dims) == len(p.dimensions) else ", ".join(dims)  # type: ignore[union-attr]
-        found.error(
-            parsed.item_lines.get((q, c), default_line), "missing-cell", f"{q}/{c}: no score for {what}"
-        )
+        line = parsed.item_lines.get((q, c, r))
+        if line is None and r:  # the replicate has no row: point at the first row of its item
+            line = next((n for (q2, c2, _), n in parsed.item_lines.items() if (q2, c2) == (q, c)), None)
+        item = f"{q}/{c}#{r}" if r else f"{q}/{c}"
+        found.error(line or default_line, "missing-cell", f"{item}: no score for {what}")

@@ -15,7 +15,9 @@ rescore     re-score columns: primed dimensions `D7'`, or `Original D7` / `New D
             `D7 original`, `Old D7`, `Revised D7`)
 =========== ====================================================================================
 
-A question header may name the condition of every row (`Q (Test B)`). Every other column is
+In a plan with replicates a `Rep` (`Replicate`) column numbers each row's response, 1…N; a `#`
+column right after the condition column is read as that too (elsewhere `#` is the Transition
+column). A question header may name the condition of every row (`Q (Test B)`). Every other column is
 ignored and listed by `validate --verbose`; a column whose name is a near miss of a column the
 table needs (`Conditon`, `Dim3`) is the error `unknown-column` with a suggestion, because a
 rater who misspells a header means that column. A dimension id split by a space (`D 4`) is the
@@ -54,6 +56,7 @@ for _role, _names in {
         "justification",
     ),
     "sum": ("σ", "∑", "sum", "total"),
+    "replicate": ("rep", "rep.", "rep #", "replicate", "replicates", "replicate #"),
 }.items():
     for _name in _names:
         ROLE_NAMES[_name] = _role
@@ -166,6 +169,8 @@ def read_header(header: list[str], ids: PlanIds) -> Columns:
     for idx, raw in enumerate(header):
         name = _name(raw)
         role = ROLE_NAMES.get(name)
+        if role == "transition" and name == "#" and _replicate_hash(cols, idx, ids):
+            role = "replicate"
         if role is not None:
             if role in cols.roles:
                 cols.ignored.append(idx)  # the role's second column: the first one counts
@@ -193,6 +198,12 @@ def read_header(header: list[str], ids: PlanIds) -> Columns:
                 cols.original[idx] = cols.dims.pop(idx)
     _sort_unknown(header, unknown, ids, cols)
     return cols
+
+
+def _replicate_hash(cols: Columns, idx: int, ids: PlanIds) -> bool:
+    """A `#` column right after the condition column numbers the replicate, in a plan with
+    replicates (anywhere else `#` is the Transition column, as in the seed's sheets)."""
+    return ids.plan.replicates > 1 and cols.roles.get("condition") == idx - 1
 
 
 def _suggestion(raw: str, ids: PlanIds, cols: Columns) -> str | None:

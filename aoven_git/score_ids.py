@@ -6,6 +6,11 @@ prefix (`L1-D3`) or a label (`C1 marker accuracy`), a condition a word before it
 question Q2, condition B). Ids that have the shape of the plan's ids but are not in it (`Q16`,
 `D9`) are told apart from prose, so they can be reported as unknown instead of ignored
 (docs/score-files.md, "Ids").
+
+In a plan with replicates a response is also numbered 1…N: a `Rep` cell holds `2` (or `#2`,
+`R2`, `Rep 2`), a condition may carry it (`TRT#2`, `TRT #2`, in a cell or a heading), and a
+heading may name it alone (`#### Rep 2`) (docs/score-files.md, "Replicates"). On a nominal scale
+a score cell holds a label, matched exactly, then case-insensitively (`Scale.value_of`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,10 @@ _WRAPPING = " \t()[]{}<>/|,;:—–-_*"
 #: a heading's first word, the token after it, and the rest (`Conditon B (markers stripped)`)
 _LEAD_WORD_RE = re.compile(r"^([A-Za-z]{3,})[\s_:.-]+([^\s:;,.—–()\[\]/|]+)(.*)$", re.S)
 _CONDITION_WORDS = ("condition", "test", "cond")
+#: a replicate number as written in a Rep cell or a heading of its own: `2`, `#2`, `R2`, `Rep 2`
+_REPLICATE_RE = re.compile(r"^(?:#|r|rep\.?|replicate|response)?\s*#?\s*([0-9]{1,6})$", re.I)
+#: a replicate after a condition or an item: `TRT#2`, `TRT #2`, `L1/TRT#2`
+_REPLICATE_SUFFIX_RE = re.compile(r"^(.*?)\s*#\s*([0-9]{1,6})\s*$", re.S)
 
 
 def _shape(ids: Iterable[str]) -> re.Pattern[str] | None:
@@ -62,12 +71,12 @@ class PlanIds:
         self.transitions = {t.id for t in plan.transitions}
         self.covers = {d.id: set(d.transitions) for d in plan.dimensions}
         self.dimension_of = {d.id: d for d in plan.dimensions}
-        self._keys: dict[tuple[str, str, str], CellKey] = {}
+        self._keys: dict[tuple[str, str, str, int], CellKey] = {}
         self._expected: dict[
-            tuple[str, str, str | None], tuple[tuple[CellKey, ...], frozenset[tuple[str, str, str]]]
+            tuple[str, str, str | None], tuple[tuple[CellKey, ...], frozenset[tuple[str, str, str, int]]]
         ] = {}
 
-    def key(self, k: tuple[str, str, str]) -> CellKey:
+    def key(self, k: tuple[str, str, str, int]) -> CellKey:
         """One CellKey instance per cell across all files of a run."""
         found = self._keys.get(k)
         if found is None:
@@ -76,15 +85,34 @@ class PlanIds:
 
     def expected(
         self, pass_id: str, round_id: str, amendment: str | None = None
-    ) -> tuple[tuple[CellKey, ...], frozenset[tuple[str, str, str]]]:
+    ) -> tuple[tuple[CellKey, ...], frozenset[tuple[str, str, str, int]]]:
         """The cells of a pass and round (or of an amendment's re-scoring of them), in sheet
-        order, and the same as a set of id triples."""
+        order, and the same as a set of (question, condition, dimension, replicate) tuples."""
         found = self._expected.get((pass_id, round_id, amendment))
         if found is None:
             cells = self.plan.expected_cells(pass_id, round_id, amendment=amendment)
-            found = (cells, frozenset((c.question, c.condition, c.dimension) for c in cells))
+            found = (cells, frozenset((c.question, c.condition, c.dimension, c.replicate) for c in cells))
             self._expected[(pass_id, round_id, amendment)] = found
         return found
+
+    # -- replicates and labels --------------------------------------------------------------
+
+    @property
+    def replicated(self) -> bool:
+        """Whether the plan numbers responses (`replicates` above 1)."""
+        return self.plan.replicates > 1
+
+    @staticmethod
+    def replicate(text: str) -> int | None:
+        """The number a Rep cell or a replicate heading holds (`2`, `#2`, `R2`, `Rep 2`)."""
+        m = _REPLICATE_RE.match(text.strip())
+        return int(m.group(1)) if m else None
+
+    def split_replicate(self, text: str) -> tuple[str, int | None]:
+        """(`TRT`, 2) for `TRT#2` or `TRT #2`; (text, None) without a `#N` at the end, or in a
+        plan without replicates (there `#8` is a transition)."""
+        m = _REPLICATE_SUFFIX_RE.match(text) if self.replicated and "#" in text else None
+        return (m.group(1), int(m.group(2))) if m else (text, None)
 
     @staticmethod
     def token(text: str) -> str:

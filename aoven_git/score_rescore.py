@@ -46,11 +46,11 @@ class _Context:
     ids: PlanIds
     found: Findings
     parsed: Parsed
-    in_pass: frozenset[tuple[str, str, str]] | None  # None: the sheet's pass is unknown
+    in_pass: frozenset[tuple[str, str, str, int]] | None  # None: the sheet's pass is unknown
     default_condition: str | None
 
 
-def _sealed(ctx: _Context, k: tuple[str, str, str]) -> tuple[int, int] | None:
+def _sealed(ctx: _Context, k: tuple[str, str, str, int]) -> tuple[int, int] | None:
     """(score, line) the file's score tables gave the cell, when it is a whole number."""
     raw = ctx.parsed.by_key.get(k)
     return (raw.score, raw.line) if raw is not None and isinstance(raw.score, int) else None
@@ -69,7 +69,8 @@ def _value(ctx: _Context, key: CellKey, text: str, line: int) -> tuple[int, list
             f"{key}: re-score {value!r} is not a whole number on the scale {scale.min}–{scale.max}",
         )
         return None
-    if ctx.in_pass is not None and (key.question, key.condition, key.dimension) not in ctx.in_pass:
+    k = (key.question, key.condition, key.dimension, key.replicate)
+    if ctx.in_pass is not None and k not in ctx.in_pass:
         ctx.found.warn(
             line, "rescore-invalid", f"{key}: re-scores a cell that is not part of this pass and round"
         )
@@ -82,7 +83,7 @@ def _original(ctx: _Context, key: CellKey, text: str, line: int) -> int | None:
     value = parse_score(text)[0]
     if type(value) is not int:
         return None
-    sealed = _sealed(ctx, (key.question, key.condition, key.dimension))
+    sealed = _sealed(ctx, (key.question, key.condition, key.dimension, key.replicate))
     if sealed is not None and sealed[0] != value:
         ctx.found.error(
             line,
@@ -122,7 +123,7 @@ def _row(ctx: _Context, p: Placed, line: int, row: list[str]) -> list[Rescore]:
     citation = row[cite] if cite is not None and cite < len(row) else ""
     out: list[Rescore] = []
     for idx, d in cols.new.items():
-        k = (item[0], item[1], d)
+        k = (item[0], item[1], d, 0)
         key = ctx.ids.key(k)
         got = _value(ctx, key, row[idx] if idx < len(row) else "", line)
         if got is None:
@@ -192,7 +193,7 @@ def read_rescores(
     found: Findings,
     *,
     path: str,
-    in_pass: frozenset[tuple[str, str, str]] | None,
+    in_pass: frozenset[tuple[str, str, str, int]] | None,
     default_condition: str | None,
 ) -> list[Rescore]:
     """Every re-score of the file, first per cell, in file order, with their findings."""

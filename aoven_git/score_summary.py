@@ -10,7 +10,8 @@ contradicts; agreement says nothing (docs/score-files.md, "Summary tables").
 A total is compared with the sum of the cells of the dimensions the summary lists for that
 condition; a value or total whose cells the detail lacks (missing, or not a whole number) is not
 compared: those cells have findings of their own. Rows whose first cell names no question (a
-`Mean` or `Total` row) are not compared either.
+`Mean` or `Total` row) are not compared either, nor is any summary in a plan with replicates (a
+summary row is one per question and condition: it names no response).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def _written(text: str, what: str, line: int, found: Findings) -> int | None:
 def _values(p: Placed, q: str, line: int, row: list[str], parsed: Parsed, found: Findings) -> None:
     for idx, (d, c) in p.cols.summary.items():
         value = _written(row[idx] if idx < len(row) else "", f"{q}/{c}/{d}", line, found)
-        detail = parsed.by_key.get((q, c, d))
+        detail = parsed.by_key.get((q, c, d, 0))
         if value is None or detail is None or not isinstance(detail.score, int) or detail.score == value:
             continue
         found.error(
@@ -60,7 +61,7 @@ def _totals(p: Placed, q: str, line: int, row: list[str], parsed: Parsed, found:
     for idx, c in p.cols.totals.items():
         value = _written(row[idx] if idx < len(row) else "", f"the {c} total of {q}", line, found)
         dims = [d for d, c2 in p.cols.summary.values() if c2 == c]
-        details = [parsed.by_key.get((q, c, d)) for d in dims]
+        details = [parsed.by_key.get((q, c, d, 0)) for d in dims]
         if value is None or not dims:
             continue
         scores = [r.score for r in details if r is not None and isinstance(r.score, int)]

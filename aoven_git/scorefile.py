@@ -42,7 +42,11 @@ no-score-table           error    no table whose header makes it a score table
 unknown-column           error    a header that is a near miss of a column the table needs
                                   (`Conditon`, `Dim3`): named, with the closest known name
 section-context-missing  error    a score table with no question or condition from a column,
-                                  a heading or (for a pass of one condition) the pass
+                                  a heading or (for a pass of one condition) the pass; in a plan
+                                  with replicates, or no replicate
+unknown-replicate        error    a replicate outside 1…N, not a number or named twice
+                                  differently (at the row); a Rep column in a plan without
+                                  replicates (at the header)
 unknown-question         error    question id not in the plan (questions or holdout)
 unknown-condition        error    condition not in the plan
 unknown-dimension        error    dimension not in the plan
@@ -52,7 +56,8 @@ cell-not-in-amendment    error    an amendment's file: a cell the amendment does
 unknown-item             error    a blind pass's sheet: a row naming no item of the corpus
 no-blind-corpus          error    a blind pass's sheet while the pass has no blinded corpus
 score-not-integer        error    score is not a whole number (``2.5``, ``x``)
-score-off-scale          error    integer outside the plan's scale
+score-off-scale          error    integer outside the plan's scale; on a nominal scale, a
+                                  cell that is none of its labels (the message lists them)
 duplicate-cell           error    the same cell twice in one table (the first row counts)
 rescored-in-file         warning  a later plain table scores a cell again (ignored)
 amended-in-file          warning  a re-score table (primed `D7'`, fused `Q2B`, Original/New):
@@ -188,8 +193,7 @@ def _parse(
         if not parsed.header_problem:
             found.error(1, "no-score-table", _NO_TABLE)
         return _sheet(path, ident, parsed, (), found), found_rescores
-    scale = f"{plan.scale.min}–{plan.scale.max}"
-    bad = schema_check(document(ident, parsed.cells), parsed.cells, found, ident.known, scale)
+    bad = schema_check(document(ident, parsed.cells), parsed.cells, found, ident.known, plan.scale)
     cells = check_cells(plan, ident, parsed, bad, ids, found, blind)
     return _sheet(path, ident, parsed, cells, found), found_rescores
 
@@ -241,15 +245,16 @@ def scored_conditions(plan: Plan, data: bytes) -> set[str] | None:
 
 
 def table_scores(plan: Plan, data: bytes) -> dict[tuple[str, str, str], int]:
-    """Every whole-number score `data`'s score tables state, by (question, condition, dimension):
-    what a copy of a sheet is compared on (`ledger`, content copies). Never raises."""
+    """Every whole-number score `data`'s score tables state, by (question, condition, dimension),
+    with the replicate appended in a plan with replicates (`("L1", "TRT", "V", 2)`): what a copy
+    of a sheet is compared on (`ledger`, content copies). Never raises."""
     parsed = _score_tables(plan, data)
     if parsed is None:
         return {}
     out: dict[tuple[str, str, str], int] = {}
     for raw in parsed.cells:
         if isinstance(raw.score, int):
-            out.setdefault(raw.k, raw.score)
+            out.setdefault(raw.k if raw.k[3] else raw.k[:3], raw.score)  # type: ignore[arg-type]
     return out
 
 

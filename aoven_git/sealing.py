@@ -365,9 +365,9 @@ def readiness_problems(plan: Plan, sheet: SheetId, head_paths: set[str]) -> list
         return []
     out = [f"question {q} still has a placeholder text ({plan.question(q).text!r}): write it before "  # type: ignore[union-attr]
            "anyone seals" for q in rnd.questions if PLACEHOLDER.match(plan.question(q).text)]  # type: ignore[union-attr]
-    missing = [f"{plan.study_dir}/{plan.response_path(c, q, stripped=p.stripped)}"
-               for q in rnd.questions for c in p.conditions
-               if f"{plan.study_dir}/{plan.response_path(c, q, stripped=p.stripped)}" not in head_paths]
+    responses = (f"{plan.study_dir}/{plan.response_path(c, q, stripped=p.stripped, replicate=r)}"
+                 for q in rnd.questions for c in p.conditions for r in plan.replicate_ids)
+    missing = [path for path in responses if path not in head_paths]
     if missing:
         shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
         hint = " (run `aoven-git strip-markers` and commit the copies)" if p.stripped else ""

@@ -240,7 +240,8 @@ def _quote_findings(
             if (cell.line, quote) in reported:
                 continue
             reported.add((cell.line, quote))
-            where = responses.check(quote, cell.key.question, cell.key.condition, p, rnd)
+            where = responses.check(quote, cell.key.question, cell.key.condition, p, rnd,
+                                    replicate=cell.key.replicate)
             if where.missing and where.path not in missing_files:
                 missing_files.add(where.path)
                 found.warn(

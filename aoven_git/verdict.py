@@ -67,7 +67,8 @@ class ResolvedCell:
     flagged: bool
     resolution: Resolution
     value: Fraction | None
-    options: tuple[int, ...] = ()
+    #: recorded values of a contested cell (a replicate average's lowest and highest mean)
+    options: tuple[int | Fraction, ...] = ()
 
     @property
     def disagreement(self) -> bool:
@@ -83,7 +84,7 @@ class CellResolution:
         return {k: c.value for k, c in self.cells.items() if c.value is not None}
 
     @property
-    def contested(self) -> dict[CellKey, tuple[int, ...]]:
+    def contested(self) -> dict[CellKey, tuple[int | Fraction, ...]]:
         return {k: c.options for k, c in self.cells.items() if c.resolution == "contested"}
 
     @property
@@ -150,6 +151,46 @@ def resolve_cells(
     return CellResolution(out)
 
 
+def average_replicates(resolution: CellResolution) -> CellResolution:
+    """Each (question, condition, dimension) as one cell: the mean of its replicates' values
+    (docs/statistics.md, "Replicates"), so every step after this one reads `CellKey(q, c, d)`.
+
+    A resolution without replicates (every key's replicate is 0) comes back unchanged. A
+    contested replicate makes the average contested between its lowest and highest mean (every
+    contested replicate at its lowest, then at its highest value); a missing one leaves the
+    average missing (flagged when any replicate is)."""
+    if all(k.replicate == 0 for k in resolution.cells):
+        return resolution
+    groups: dict[CellKey, list[ResolvedCell]] = {}
+    for key, cell in resolution.cells.items():
+        groups.setdefault(replace(key, replicate=0), []).append(cell)
+    return CellResolution({key: _average(key, cells) for key, cells in groups.items()})
+
+
+def _average(key: CellKey, cells: Sequence[ResolvedCell]) -> ResolvedCell:
+    scores = {f"{r}#{c.key.replicate}": s for c in cells for r, s in c.scores.items()}
+    flagged = any(c.flagged for c in cells)
+    if any(c.resolution == "missing" for c in cells):
+        return ResolvedCell(key, scores, flagged, "missing", None)
+    n = len(cells)
+    low = sum((c.value if c.value is not None else Fraction(min(c.options)) for c in cells), Fraction(0)) / n
+    high = sum((c.value if c.value is not None else Fraction(max(c.options)) for c in cells), Fraction(0)) / n
+    if any(c.resolution == "contested" for c in cells):
+        return ResolvedCell(key, scores, flagged, "contested", None, (low, high))
+    same = len({c.value for c in cells}) == 1 and all(c.resolution == "agreed" for c in cells)
+    return ResolvedCell(key, scores, flagged, "agreed" if same else "mean", low)
+
+
+def for_treatment(plan: Plan, treatment: str | None) -> Plan:
+    """The plan whose seed verdict compares the baseline with `treatment` (None: the plan's own
+    `Plan.treatment`): every step reads `Plan.treatment`, so a `seed` criterion naming another
+    treatment runs the same steps on this plan (docs/statistics.md, "Criteria")."""
+    if treatment is None or treatment == plan.treatment.id:
+        return plan
+    rules = replace(plan.rules, pass_=replace(plan.rules.pass_, treatment=treatment))
+    return replace(plan, rules=rules)
+
+
 # --------------------------------------------------------------------------- step 2: blinding
 
 
@@ -211,7 +252,7 @@ def self_bias(
         for key, score in cells.items():
             if key.condition != treatment or (wanted is not None and key.question not in wanted):
                 continue
-            base = cells.get(CellKey(key.question, baseline, key.dimension))
+            base = cells.get(replace(key, condition=baseline))
             if base is None:
                 continue
             compared += 1
@@ -347,13 +388,21 @@ def not_ready_reasons(
     if not scope.questions:
         out.append(f"round {scope.round_id} has no questions")
     for pass_id, res in resolutions:
-        if res.flagged_without_consensus:
-            at = f" ({where[pass_id]})" if where and pass_id in where else ""
-            out.append(f"flagged cells of pass {pass_id} have no consensus in the reconciliation{at}: "
-                       f"{_cell_list(res.flagged_without_consensus)}")
-        if res.needs_consensus:
-            out.append(f"disagreeing cells of pass {pass_id} need an explicit consensus "
-                       f"(rules.unflagged is require): {_cell_list(res.needs_consensus)}")
+        out += open_cell_reasons(pass_id, res, where)
+    return out
+
+
+def open_cell_reasons(pass_id: str, res: CellResolution, where: Mapping[str, str] | None) -> list[str]:
+    """A pass's cells that withhold a verdict: flagged without consensus, or disagreeing where the
+    plan requires an explicit consensus (with where the consensus is written)."""
+    out = []
+    if res.flagged_without_consensus:
+        at = f" ({where[pass_id]})" if where and pass_id in where else ""
+        out.append(f"flagged cells of pass {pass_id} have no consensus in the reconciliation{at}: "
+                   f"{_cell_list(res.flagged_without_consensus)}")
+    if res.needs_consensus:
+        out.append(f"disagreeing cells of pass {pass_id} need an explicit consensus "
+                   f"(rules.unflagged is require): {_cell_list(res.needs_consensus)}")
     return out
 
 
@@ -504,14 +553,18 @@ def decide(
     blockers: Sequence[str] = (),
     previous_verdicts: Mapping[str, str] | None = None,
     consensus_files: Mapping[str, str] | None = None,
+    treatment: str | None = None,
 ) -> Verdict:
     """From resolved cells to a verdict, step by step (see the module docstring).
 
     ``primary`` holds the verdict pass's cells, ``blinded`` the stripped pass's (if the plan
     has one); ``blockers`` are NOT-READY reasons found outside the cells (seals, invalid
     files, pending raters); ``previous_verdicts`` maps earlier round ids to their verdicts;
-    ``consensus_files`` says per pass where its consensus is written (for the NOT-READY sentence).
+    ``consensus_files`` says per pass where its consensus is written (for the NOT-READY sentence);
+    ``treatment`` names the treatment compared with the baseline (default ``Plan.treatment``).
+    Replicates are averaged (:func:`average_replicates`) after the open cells are listed.
     """
+    plan = for_treatment(plan, treatment)
     round_id = round_id or plan.main_round.id
     problems = retest_problems(plan, round_id, previous_verdicts)
     scope = Scope.of(plan, round_id, counted_dims, excluded or {})
@@ -520,6 +573,8 @@ def decide(
     if stripped is not None and blinded is not None:
         resolutions.append((stripped.id, blinded))
     not_ready = not_ready_reasons(plan, scope, resolutions, blockers, problems, consensus_files)
+    primary = average_replicates(primary)
+    blinded = average_replicates(blinded) if blinded is not None else None
     blinding, b_from = which_b_scores(plan, scope, primary, blinded)
     chosen, absent = cells_used(plan, scope, primary, blinded, b_from)
     if absent:

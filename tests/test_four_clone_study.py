@@ -159,12 +159,12 @@ def fill_blind(clone: Clone, rater: str, key_file: Path) -> str:
     plan = load_plan(clone.path / "aoven.yaml")
     name = f"scores_{rater}.md"
     cells = parse_score_file(plan, f"{STUDY}/{name}", (EXAMPLE / name).read_bytes()).cells
-    by_item: dict[tuple[str, str], dict[str, str]] = {}
+    by_item: dict[tuple[str, str, int], dict[str, str]] = {}
     for cell in cells:
         note = "".join(f" #{t}" for t in cell.transitions)
         by_item.setdefault(cell.key.item, {})[cell.key.dimension] = f"{cell.score}{note}"
     key = parse_key(key_file.read_bytes(), pass_id=BLIND)
-    item = {e.blind_id: (e.question, e.condition) for e in key.entries}
+    item = {e.blind_id: e.item for e in key.entries}  # (question, condition, replicate), as cell keys
     dims = [f"D{i}" for i in range(1, 9)]
 
     def fill(m: re.Match[str]) -> str:

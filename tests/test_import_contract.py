@@ -18,8 +18,9 @@ PKG = ROOT / "aoven_git"
 TOP = {"__init__", "__main__", "cli"}  # the entry points sit above every layer
 UPPER = ("aoven_git.commands", "aoven_git.render", "aoven_git.scoring", "aoven_git.cli")
 #: pure over plain data (docs/design.md): they may not reach git or a module that gathers from it
-PURE = ("model", "agreement", "coefficients", "uncertainty", "verdict", "verdict_rules", "key_copies",
-        "score_copies", "attribution", "gitattributes", "markers", "mdtables", "reporting_checklist")
+PURE = ("model", "agreement", "coefficients", "uncertainty", "verdict", "verdict_rules", "criteria",
+        "decisions", "key_copies", "score_copies", "attribution", "gitattributes", "markers", "mdtables",
+        "reporting_checklist")
 GATHERERS = ("aoven_git.gitio", "aoven_git.sealing", "aoven_git.seal_report", "aoven_git.report_inputs",
              "aoven_git.validation", "aoven_git.blind_corpus", "git", "subprocess")
 

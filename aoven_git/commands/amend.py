@@ -11,7 +11,10 @@ Refusals (nothing written): an unknown amendment, or one that does not re-score 
 (exit 2); a file whose rater/pass/round is unknown, with no re-score table, with a re-score value
 that cannot be imported, re-scoring a cell outside the amendment's scope, or lacking the sealed
 score of a scope cell (exit 1); an output that exists (without `--force`, exit 2) or is already
-sealed (exit 1); an output that would not validate (exit 1).
+sealed (exit 1); an output that would not validate (exit 1). A plan with replicates or a nominal
+scale is refused too (exit 2): re-score tables name no replicate and hold no labels, so the
+amendment's sheet is written with `aoven-git sheet --amendment ID` instead (docs/score-files.md,
+"Re-score tables").
 """
 
 from __future__ import annotations
@@ -160,6 +163,18 @@ def _check_output(study: Study, plan: Plan, sheet: SheetId, text: str) -> None:
                             "annotated dimension) and import again.")
 
 
+def _refuse_designs(plan: Plan, amendment_id: str) -> None:
+    """Re-score tables are read for the seed's design only: one response per (question,
+    condition), whole-number scores. Elsewhere the amendment's sheet is written by hand."""
+    why = ("the plan has replicates (re-score tables name no Rep)" if plan.replicates > 1
+           else "the plan's scale is nominal (re-score tables hold whole numbers)" if plan.scale.labels
+           else None)
+    if why is not None:
+        raise UsageError(f"amend import cannot read this study's re-scores: {why}. Write the amendment's "
+                         f"sheet with `aoven-git sheet --rater R --amendment {amendment_id}` and fill it in "
+                         "(nothing was written)")
+
+
 @click.group("amend")
 def command() -> None:
     """Amendments: declared, exploratory re-scoring after a rubric ruling."""
@@ -175,6 +190,7 @@ def command() -> None:
 def import_(study: Study, file: str, amendment_id: str, output: str | None, force: bool) -> int:
     """Turn the re-score tables of a score file into its rater's file of amendment ID."""
     plan = study.plan
+    _refuse_designs(plan, amendment_id)
     a = _amendment(plan, amendment_id)
     path = Path(file)
     if not path.is_file():

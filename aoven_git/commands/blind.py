@@ -1,7 +1,7 @@
 """`aoven-git blind --pass P [--key-out PATH]`: blind a pass (study lead; docs/blinding.md).
 
-Takes every (question, condition) of pass P in the verdict round from the committed responses (the
-treatment from its stripped copy, the baseline as generated), normalises and scans them
+Takes every (question, condition, replicate) of pass P in the verdict round from the committed
+responses (every treatment from its stripped copy, the baseline as generated), normalises and scans them
 (`blinding.build_corpus`), and, when nothing shows its condition, writes the corpus to
 `<study_dir>/blind/P/<id>.md`, the key to a file that is never committed, and commits the corpus with
 the key's digest only (`seals/blind_key_P.sha256`).
@@ -62,7 +62,8 @@ def _sources(study: Study, plan: Plan, p: Pass, head: str) -> list[Item]:
     found = read_at(study.root, head)([r.path for r in refs])
     missing = [r for r in refs if r.path not in found]
     if missing:
-        stripped = any(r.condition == plan.treatment.id for r in missing)
+        treatments = {c.id for c in plan.treatments}
+        stripped = any(r.condition in treatments for r in missing)
         hint = " (run `aoven-git strip-markers` and commit the stripped copies)" if stripped else ""
         raise FindingsError(f"responses of pass {p.id} are not committed{hint}; nothing was written:\n  "
                             + "\n  ".join(r.path for r in missing))

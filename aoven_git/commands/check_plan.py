@@ -12,7 +12,12 @@ import click
 
 from aoven_git.commands._common import Study, format_option, study_options
 from aoven_git.coverage import Coverage, RoundCoverage, audit
+from aoven_git.design_audit import summary_lines
 from aoven_git.model import Finding, Plan
+
+#: the design warnings, which name no transition or question: their line says where to look
+LINED = frozenset({"bound-never-holds", "bound-always-holds", "row-never-taken", "unused-criterion",
+                   "no-verdict"})
 
 
 @click.command("check-plan")
@@ -20,8 +25,8 @@ from aoven_git.model import Finding, Plan
 @format_option("text", "json")
 def command(study: Study, fmt: str) -> int:
     """Audit the plan: each transition covered by exactly one dimension, every transition
-    probed by some question of each round, the unique probes, false unique-probe claims, and
-    pass rules that no scores could meet."""
+    probed by some question of each round, the unique probes, false unique-probe claims, pass
+    rules that no scores could meet, and criteria bounds that never or always hold."""
     plan = study.plan
     cov = audit(plan)
     if fmt == "json":
@@ -37,6 +42,8 @@ def _print_text(shown: str, plan: Plan, cov: Coverage) -> None:
         f"{shown}: {len(plan.transitions)} transitions, {len(plan.dimensions)} dimensions, "
         f"{len(plan.questions)} questions{rounds}"
     )
+    for line in summary_lines(cov.design):
+        click.echo(line)
     _print_findings(cov.findings)
     for rnd in cov.rounds:
         _print_round(rnd)
@@ -46,7 +53,8 @@ def _print_text(shown: str, plan: Plan, cov: Coverage) -> None:
 def _print_findings(findings: tuple[Finding, ...]) -> None:
     for f in findings:
         prefix = "unreachable rule: " if f.code == "unreachable-rule" else ""
-        click.echo(f"  {f.severity}: {prefix}{f.message}")
+        line = f" (line {f.line})" if f.code in LINED and f.line else ""
+        click.echo(f"  {f.severity}: {prefix}{f.message}{line}")
 
 
 def _print_round(rnd: RoundCoverage) -> None:

@@ -1,9 +1,11 @@
-"""`aoven-git demo`: replay the bundled example study as a real git history, then verify and report.
+"""`aoven-git demo`: replay a bundled study as a real git history, then verify and report.
 
 It is the first thing a new user runs, so it goes through the same code as real use: the
 seal and reveal of `aoven-git seal`/`reveal`, verify-seal and report. Each rater acts under
 their own git identity, as on their own machine. `--tamper` replays the same study with one
 rater sealing after another's scores became readable, and shows verify-seal catching it.
+`--design` picks the study: the seed's A/B example (default), the four-arm study or the probe
+study (docs/designs.md); the replay is the same for all three, read from the bundle's plan.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from aoven_git import gitio
 from aoven_git.errors import UsageError
 from aoven_git.model import Plan, SheetId
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "_example"
+PACKAGE = Path(__file__).resolve().parent.parent
+EXAMPLE = PACKAGE / "_example"
+#: the bundled study of each `--design` (docs/designs.md)
+BUNDLES = {"seed": EXAMPLE, "arms": PACKAGE / "_example_arms", "probes": PACKAGE / "_example_probes"}
 LEAD = ("Study Lead", "lead@example.org")
-SCORE_FILES = ("test_a", "test_b", "test_b_stripped", "README.md")
 
 
 @dataclass
@@ -32,6 +36,7 @@ class Replay:
     root: Path
     plan: Plan
     steps: list[str] = field(default_factory=list)
+    source: Path = EXAMPLE  # the bundled study being replayed
 
     def log(self, what: str, commit: str | None) -> None:
         self.steps.append(f"{(commit or '')[:8]:8}  {what}")
@@ -76,7 +81,21 @@ def commit_files(root: Path, paths: list[str], message: str, who: tuple[str, str
         repo.close()
 
 
-def prepare(root: Path) -> Replay:
+def lead_files(plan: Plan, source: Path) -> list[str]:
+    """What the lead commits with the plan: the folders of the responses (and of the stripped
+    copies a stripped pass reads), as the plan's patterns name them, and a README if the bundle
+    has one. Sheets and reconciliations are the raters' own, committed later by them."""
+    paths = {plan.response_path(c, q, replicate=r)
+             for c in (c.id for c in plan.conditions) for q in plan.main_round.questions
+             for r in plan.replicate_ids}
+    paths |= {plan.response_path(c, q, stripped=True, replicate=r)
+              for p in plan.passes if p.stripped for c in p.conditions
+              for q in plan.main_round.questions for r in plan.replicate_ids}
+    tops = sorted({Path(p).parts[0] for p in paths} | {"README.md"})
+    return [name for name in tops if (source / name).exists()]
+
+
+def prepare(root: Path, source: Path = EXAMPLE) -> Replay:
     from aoven_git.plan import load_plan
 
     if root.exists() and any(root.iterdir()):
@@ -90,18 +109,18 @@ def prepare(root: Path) -> Replay:
     ):
         gitio.run_git(["config", key, value], root)
     gitio.run_git(["symbolic-ref", "HEAD", "refs/heads/main"], root)
-    plan = load_plan(EXAMPLE / "aoven.yaml")
+    plan = load_plan(source / "aoven.yaml")
     study = root / plan.study_dir
     study.mkdir(parents=True)
     # the amendments are declared after the reveals, as a real team would
-    (root / "aoven.yaml").write_bytes(preregistered(EXAMPLE / "aoven.yaml"))
-    for name in SCORE_FILES:
-        src = EXAMPLE / name
+    (root / "aoven.yaml").write_bytes(preregistered(source / "aoven.yaml"))
+    for name in lead_files(plan, source):
+        src = source / name
         if src.is_dir():
             shutil.copytree(src, study / name)
-        elif src.exists():
+        else:
             shutil.copy(src, study / name)
-    replay = Replay(root, load_plan(root / "aoven.yaml", display="aoven.yaml"))
+    replay = Replay(root, load_plan(root / "aoven.yaml", display="aoven.yaml"), source=source)
     paths = ["aoven.yaml", *(f"{plan.study_dir}/{p.relative_to(study).as_posix()}"
                              for p in sorted(study.rglob("*")) if p.is_file())]
     commit = commit_files(root, paths, "Pre-register the plan; add responses and stripped copies", LEAD)
@@ -137,7 +156,7 @@ def seal_as(replay: Replay, sheet: SheetId) -> None:
     rel = naming.score_path(plan, sheet)
     # the rater writes their file locally; nobody else can see it
     (root / rel).parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(EXAMPLE / naming_rel(plan, sheet), root / rel)
+    shutil.copy(replay.source / naming_rel(plan, sheet), root / rel)
     tgt = target(plan, sheet.rater, sheet.pass_id, sheet.round_id, amendment=sheet.amendment)
     with identity(root, *rater_identity(plan, sheet.rater)):
         result = seal(root, plan, tgt)
@@ -161,7 +180,7 @@ def replay_amendments(replay: Replay) -> None:
     from aoven_git.plan import load_plan
 
     root = replay.root
-    shutil.copy(EXAMPLE / "aoven.yaml", root / "aoven.yaml")
+    shutil.copy(replay.source / "aoven.yaml", root / "aoven.yaml")
     replay.plan = load_plan(root / "aoven.yaml", display="aoven.yaml")
     plan = replay.plan
     if not plan.amendments:
@@ -171,7 +190,7 @@ def replay_amendments(replay: Replay) -> None:
     replay.log(f"study lead appends amendment {ids} to the plan after a rubric ruling", commit)
     for a in plan.amendments:
         sheets = [SheetId(r.id, p, plan.main_round.id, a.id) for p in a.passes for r in plan.raters]
-        sheets = [s for s in sheets if (EXAMPLE / naming_rel(plan, s)).is_file()]
+        sheets = [s for s in sheets if (replay.source / naming_rel(plan, s)).is_file()]
         for sheet in sheets:
             seal_as(replay, sheet)
         for sheet in sheets:
@@ -195,7 +214,7 @@ def cheat_seal(replay: Replay, sheet: SheetId) -> None:
     plan, root = replay.plan, replay.root
     name = naming.score_stem(plan, sheet) + ".md"
     score = root / plan.study_dir / name
-    score.write_bytes(set_front_matter((EXAMPLE / name).read_bytes(), nonce="0" * 32))
+    score.write_bytes(set_front_matter((replay.source / name).read_bytes(), nonce="0" * 32))
     seal = root / naming.seal_path(plan, sheet)
     seal.parent.mkdir(parents=True, exist_ok=True)
     seal.write_bytes(format_seal(sha256(score.read_bytes()), name, sheet))
@@ -204,10 +223,12 @@ def cheat_seal(replay: Replay, sheet: SheetId) -> None:
     replay.log(f"{sheet.rater} seals {sheet.pass_id} by hand AFTER reading the revealed scores", commit)
 
 
-def replay_study(root: Path, *, tamper: bool) -> Replay:
+def replay_study(root: Path, *, tamper: bool, source: Path = EXAMPLE) -> Replay:
     """Every rater seals every pass, then everyone reveals (a pass's scores must not be readable
-    before every rater has sealed every pass that shares a condition with it), then reconcile."""
-    replay = prepare(root)
+    before every rater has sealed every pass that shares a condition with it), then reconcile.
+    Passes are sealed in plan order, so a pass with `after:` is sealed after the passes it names
+    (docs/designs.md, "Pass order")."""
+    replay = prepare(root, source)
     plan = replay.plan
     rnd = plan.main_round.id
     sheets = [SheetId(r.id, p.id, rnd) for p in plan.passes for r in plan.raters]
@@ -238,7 +259,7 @@ def reconcile_as(replay: Replay, rater: str) -> None:
     themselves: a row counts only when its rater wrote it (docs/sealing.md, "Attributed consensus")."""
     plan, root = replay.plan, replay.root
     changed = []
-    for source in sorted(EXAMPLE.glob("reconciliation*.md")):
+    for source in sorted(replay.source.glob("reconciliation*.md")):
         lines = source.read_text("utf-8").splitlines(keepends=True)
         delimiter = next(i for i, line in enumerate(lines) if line.startswith(("|--", "|:-")))
         mine = [line for line in lines[delimiter + 1 :] if line.split("|")[2:3] == [f" {rater} "]]
@@ -255,8 +276,10 @@ def reconcile_as(replay: Replay, rater: str) -> None:
                    commit)
 
 
-def kappa_table(document: dict[str, object]) -> list[str]:
-    verdict_pass = str(document.get("verdict_pass"))
+def kappa_table(document: dict[str, object], pass_id: str | None = None) -> list[str]:
+    """The κ of each dimension of a pass (default: the verdict's) with its pairs; an undefined κ
+    prints n/a here, and its reason is in the report."""
+    verdict_pass = pass_id or str(document.get("verdict_pass"))
     kappa = document.get("kappa", {})
     table = kappa.get(verdict_pass, {}) if isinstance(kappa, dict) else {}
     rows = [f"  {'dim':4} {'kappa':>7}  {'counts':6}  pairs"]
@@ -286,6 +309,45 @@ def amendment_lines(document: dict[str, object]) -> list[str]:
     return out
 
 
+def decision_lines(document: dict[str, object]) -> list[str]:
+    """A design's criteria, each with its outcome, and the decision (docs/designs.md); nothing for
+    the seed's plan, whose report has no `criteria`."""
+    criteria = document.get("criteria")
+    if not isinstance(criteria, list):
+        return []
+    out = ["Criteria:"]
+    for c in criteria:
+        if isinstance(c, dict):
+            out.append(f"  {c.get('id')!s:12} {c.get('outcome')!s:10} {c.get('text') or ''}")
+    decision = document.get("decision")
+    if isinstance(decision, dict):
+        row = f" (row {decision.get('row')})" if decision.get("row") else ""
+        blocking = decision.get("blocking") or []
+        why = f", blocked by {', '.join(map(str, blocking))}" if blocking else ""
+        out.append(f"Decision: {decision.get('status')}: {decision.get('then') or '-'}{row}{why}")
+    return out
+
+
+def print_agreement(document: dict[str, object], plan: Plan) -> None:
+    """The seed prints the verdict pass's κ; a design prints every pass's (its criteria read
+    dimensions from several passes)."""
+    if "criteria" not in document:
+        click.echo(f"Weighted kappa per dimension (pass {document.get('verdict_pass')}):")
+        for row in kappa_table(document):
+            click.echo(row)
+        return
+    for line in decision_lines(document):
+        click.echo(line)
+    weighted = "Kappa" if plan.scale.nominal or plan.rules.kappa.weights == "none" else "Weighted kappa"
+    gate = plan.rules.kappa.coefficient
+    for p in plan.passes:
+        click.echo(f"{weighted} per dimension (pass {p.id}):")
+        for row in kappa_table(document, p.id):
+            click.echo(row)
+    if gate != "cohen":
+        click.echo(f"  (a dimension counts by its {gate} coefficient: rules.kappa.coefficient)")
+
+
 @click.command("demo")
 @click.option(
     "--keep",
@@ -297,16 +359,23 @@ def amendment_lines(document: dict[str, object]) -> list[str]:
 @click.option(
     "--tamper", is_flag=True, help="Replay with one rater sealing after another's scores were public."
 )
-def command(keep: str | None, tamper: bool) -> int:
-    """Build a throwaway git repository from the bundled example study, replay an honest sealing
-    history (plan → digest seals → reveals → reconciliation), verify it and write the report."""
+@click.option(
+    "--design",
+    type=click.Choice(sorted(BUNDLES)),
+    default="seed",
+    show_default=True,
+    help="Which bundled study: the seed's A/B example, the four-arm study or the probe study.",
+)
+def command(keep: str | None, tamper: bool, design: str) -> int:
+    """Build a throwaway git repository from a bundled study, replay an honest sealing history
+    (plan → digest seals → reveals → reconciliation), verify it and write the report."""
     from aoven_git.commands._common import Study
     from aoven_git.commands.report import build_report, render
     from aoven_git.sealing import verify
 
     base = Path(keep).resolve() if keep else Path(tempfile.mkdtemp(prefix="aoven-demo-"))
     root = base if keep else base / "study"
-    replay = replay_study(root, tamper=tamper)
+    replay = replay_study(root, tamper=tamper, source=BUNDLES[design])
     click.echo(
         f"Study repository: {root}" + ("" if keep else " (removed at the end; use --keep DIR to keep it)")
     )
@@ -329,9 +398,7 @@ def command(keep: str | None, tamper: bool) -> int:
     summary = str(document.get("summary") or "")
     verdict = str(document["verdict"])
     click.echo(f"\nVerdict: {summary if summary.startswith(verdict) else f'{verdict}. {summary}'}")
-    click.echo(f"Weighted kappa per dimension (pass {document.get('verdict_pass')}):")
-    for row in kappa_table(document):
-        click.echo(row)
+    print_agreement(document, replay.plan)
     for line in amendment_lines(document):
         click.echo(line)
     click.echo(f"\nHTML report: {paths['html']}")

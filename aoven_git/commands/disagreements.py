@@ -14,6 +14,10 @@ without --rater the rater is the one whose e-mail is the git identity. Rows alre
 never touched and every other byte is preserved, so running it again changes nothing. With no
 flagged cell nothing is created.
 
+In a plan with replicates cells are written `L1/TRT#2/V`; on a nominal scale scores are listed
+(and the JSON `scores` given) as labels, any two different labels flag a cell, and `spread` is
+the number of different labels minus one (docs/score-files.md, "Labels").
+
 Exit codes: 0 listed (and written); 1 a score file of the pass/round is invalid (the listing
 would rest on wrong scores, so nothing is listed or written) or the reconciliation file cannot be
 read or written; 2 plan or usage error (unknown pass or round).
@@ -35,8 +39,10 @@ from aoven_git.reconciliation import (
     COLUMNS,
     Disagreement,
     find_tables,
+    flag_spread,
     flagged_cells,
     parse_reconciliation,
+    shown,
 )
 
 
@@ -109,9 +115,10 @@ def _template(plan: Plan, pass_id: str, round_id: str, rows: list[str], nl: str,
         + (f", amendment {amendment}" if amendment else ""),
         "",
         "For every flagged cell, each rater who scored it writes their own row: a justification with a",
-        'quoted phrase ("…") copied from the response, and the value they accept (Consensus): a whole',
-        f"number {plan.scale.min}–{plan.scale.max} or `contested`. Commit your own rows yourself: a row last "
-        "written by anyone",
+        'quoted phrase ("…") copied from the response, and the value they accept (Consensus): '
+        + (f"one of the labels {', '.join(plan.scale.labels)}" if plan.scale.labels else "a whole"),
+        ("" if plan.scale.labels else f"number {plan.scale.min}–{plan.scale.max} ")
+        + "or `contested`. Commit your own rows yourself: a row last written by anyone",
         "else is ignored. A cell has a consensus when every rater who scored it accepts the same value.",
         "",
         header,
@@ -281,11 +288,11 @@ def command(study: Study, pass_id: str | None, round_id: str | None, amendment: 
     click.echo(
         f"pass {p.id}, round {rnd.id}: {len(raters)} rater(s) ({', '.join(raters) or 'none'}), "
         f"{len(by_cell)} cells scored, {len(ds)} with disagreement, {sum(d.flagged for d in ds)} flagged "
-        f"(spread > {plan.rules.flag_spread})"
+        + ("(any two different labels)" if plan.scale.labels else f"(spread > {plan.rules.flag_spread})")
     )
     if len(raters) < 2:
         click.echo("  fewer than two raters have a score file for this pass and round")
-    _print_cells(ds)
+    _print_cells(plan, ds)
     if write:
         _print_written(ds, written, added, _written_by_others(study, written, rater_id) if not added else [])
     if pass_id is None and amendment is None:
@@ -349,20 +356,26 @@ def _listing(plan: Plan, pass_id: str, round_id: str, amendment: str | None, rat
         "pass": pass_id,
         "round": round_id,
         "amendment": amendment,
-        "flag_spread": plan.rules.flag_spread,
+        "flag_spread": flag_spread(plan),
         "raters": raters,
         "cells_scored": scored,
         "cells": [
-            {"cell": str(d.key), "scores": d.scores, "spread": d.spread, "flagged": d.flagged} for d in ds
+            {"cell": str(d.key), "scores": _scores(plan, d), "spread": d.spread, "flagged": d.flagged}
+            for d in ds
         ],
         "flagged": [str(d.key) for d in ds if d.flagged],
     }
 
 
-def _print_cells(ds: list[Disagreement]) -> None:
+def _scores(plan: Plan, d: Disagreement) -> dict[str, int] | dict[str, str]:
+    """Each rater's score as the JSON gives it: the number, or the label on a nominal scale."""
+    return {r: shown(plan, v) for r, v in d.scores.items()} if plan.scale.labels else d.scores
+
+
+def _print_cells(plan: Plan, ds: list[Disagreement]) -> None:
     width = max((len(str(d.key)) for d in ds), default=0)
     for d in ds:
-        scores = "  ".join(f"{r} {v}" for r, v in d.scores.items())
+        scores = "  ".join(f"{r} {shown(plan, v)}" for r, v in d.scores.items())
         mark = "  FLAGGED" if d.flagged else ""
         click.echo(f"  {d.key!s:<{width}}  {scores}  spread {d.spread}{mark}")
 

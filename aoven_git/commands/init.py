@@ -19,28 +19,35 @@ import click
 from aoven_git import __version__
 from aoven_git.commands._common import Study, study_options
 from aoven_git.errors import UsageError
+from aoven_git.model import Plan
+from aoven_git.plan import DESIGN_TEMPLATES
 from aoven_git.schemas import SCHEMA_DIR
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 PLAN_TEMPLATE = TEMPLATES / "aoven.yaml"
+DESIGNS = DESIGN_TEMPLATES
 #: templates whose text has `@NAME@` placeholders
 RENDERED = frozenset({"gitattributes", "study-workflow.yml"})
 PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
 
 
-def _study_dir() -> str:
-    """The study folder of the plan init writes (read from the template, never hard-coded)."""
+def _template_plan(template: Path = PLAN_TEMPLATE) -> Plan:
     from aoven_git.plan import load_plan
 
-    return load_plan(PLAN_TEMPLATE).study_dir.strip("/")
+    return load_plan(template)
 
 
-def planned_files(study: Study) -> list[tuple[Path, Path]]:
+def _study_dir(template: Path = PLAN_TEMPLATE) -> str:
+    """The study folder of the plan init writes (read from the template, never hard-coded)."""
+    return _template_plan(template).study_dir.strip("/")
+
+
+def planned_files(study: Study, template: Path = PLAN_TEMPLATE) -> list[tuple[Path, Path]]:
     """(source template, destination) pairs, in the order they are written."""
     root = study.root
-    study_dir = root / _study_dir()
+    study_dir = root / _study_dir(template)
     return [
-        (PLAN_TEMPLATE, study.plan_file),
+        (template, study.plan_file),
         (SCHEMA_DIR / "plan.schema.json", root / ".aoven" / "plan.schema.json"),
         (TEMPLATES / "gitattributes", root / ".gitattributes"),
         (TEMPLATES / "study" / "README.md", study_dir / "README.md"),
@@ -61,7 +68,7 @@ def _attribute_pattern(path: str) -> str:
     return pattern
 
 
-def placeholders(study: Study) -> dict[str, str]:
+def placeholders(study: Study, template: Path = PLAN_TEMPLATE) -> dict[str, str]:
     """The values of the `@NAME@` placeholders of the rendered templates."""
     try:
         plan = study.plan_file.resolve().relative_to(study.root.resolve()).as_posix()
@@ -71,7 +78,7 @@ def placeholders(study: Study) -> dict[str, str]:
     return {
         "AOVEN_GIT_VERSION": __version__,
         "PLAN_ATTRIBUTES": plan_line,
-        "STUDY_ATTRIBUTES": f"{_attribute_pattern(_study_dir() + '/**')} -text",
+        "STUDY_ATTRIBUTES": f"{_attribute_pattern(_study_dir(template) + '/**')} -text",
     }
 
 
@@ -87,13 +94,17 @@ def render(source: Path, values: dict[str, str]) -> bytes:
     return PLACEHOLDER.sub(lambda m: values[m.group(1)], text).encode("utf-8")
 
 
-def next_steps(study: Study) -> str:
+def next_steps(study: Study, template: Path = PLAN_TEMPLATE) -> str:
     """What to do after init, in the order a team does it (docs/workflow.md of aoven-git)."""
-    d = _study_dir()
+    plan = _template_plan(template)
+    d = plan.study_dir.strip("/")
+    first = plan.questions[0].id
+    rep = plan.replicate_ids[0]
+    a, b = (plan.response_path(c.id, first, replicate=rep) for c in (plan.baseline, plan.treatments[0]))
     steps = (
         "\nNext steps (the team workflow: docs/workflow.md of aoven-git):\n"
         "  1. lead: edit aoven.yaml (raters and their e-mails, question texts), then: aoven-git check-plan\n"
-        f"  2. lead: add the responses ({d}/test_a/q1.md, {d}/test_b/q1.md, …; layout:\n"
+        f"  2. lead: add the responses ({d}/{a}, {d}/{b}, …; layout:\n"
         f"     {d}/RESPONSE_TEMPLATE.md), then: aoven-git strip-markers\n"
         "  3. lead: commit all of it, push, and protect main (changes by pull request only, CI required);\n"
         "     the first seal freezes the plan\n"
@@ -114,11 +125,15 @@ def next_steps(study: Study) -> str:
 @click.command("init")
 @study_options
 @click.option("--force", is_flag=True, help="Overwrite files that already exist.")
-def command(study: Study, force: bool) -> int:
-    """Write aoven.yaml (Aoven v0.1, with comments), .gitattributes, the study dir (README and a
-    response template), a pre-commit config and the study workflow. Refuses to overwrite any
-    existing file without --force."""
-    pairs = planned_files(study)
+@click.option("--design", type=click.Choice(list(DESIGNS)), default="seed", show_default=True,
+              help="The plan to start from: seed (Aoven v0.1, one A/B), arms (four arms and a decision "
+                   "table) or probes (labels, replicates, pass rates).")
+def command(study: Study, force: bool, design: str) -> int:
+    """Write aoven.yaml (with comments: Aoven v0.1, or the shape --design names), .gitattributes,
+    the study dir (README and a response template), a pre-commit config and the study workflow.
+    Refuses to overwrite any existing file without --force."""
+    template = DESIGNS[design]
+    pairs = planned_files(study, template)
     existing = [dest for _, dest in pairs if dest.exists() or dest.is_symlink()]
     if existing and not force:
         listed = "\n  ".join(study.display(p) for p in existing)
@@ -130,7 +145,7 @@ def command(study: Study, force: bool) -> int:
     for _, dest in pairs:
         if dest.is_dir():
             raise UsageError(f"{study.display(dest)} is a directory")
-    values = placeholders(study)
+    values = placeholders(study, template)
     contents = [(dest, render(source, values)) for source, dest in pairs]
     for dest, data in contents:
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -138,5 +153,5 @@ def command(study: Study, force: bool) -> int:
             dest.unlink()
         dest.write_bytes(data)
         click.echo(f"wrote {study.display(dest)}")
-    click.echo(next_steps(study))
+    click.echo(next_steps(study, template))
     return 0

@@ -1,8 +1,10 @@
-"""`aoven-git markers [--round R]`: how often each plan marker is used in the treatment responses.
+"""`aoven-git markers [--round R] [--condition C]`: how often each plan marker is used in the
+treatment responses.
 
 Refinement R5 of the Aoven plan drops markers used fewer than 2 times; this is the count it is
-decided on. It reads the original (unstripped) treatment responses of one round, counts in the
-response part only (the prompt's `[Aoven …]` line names markers too and must not count), and a
+decided on. It reads the original (unstripped) responses of one round — of every treatment (the
+conditions that are not the baseline), or of `--condition C` — every replicate of each, counts in
+the response part only (the prompt's `[Aoven …]` line names markers too and must not count), and a
 stacked token `[HYP, CONF(low)]` counts each marker in it once.
 
 Exit codes: 0 every response of the round was read; 1 some are missing or unreadable (the counts
@@ -18,25 +20,46 @@ from collections import Counter
 import click
 
 from aoven_git.commands._common import Study, chosen_round, format_option, study_options
+from aoven_git.errors import UsageError
 from aoven_git.markers import count_markers
+from aoven_git.model import Plan
 
 RARE_BELOW = 2  # "used fewer than 2 times"
+
+
+def counted_conditions(plan: Plan, condition: str | None) -> tuple[str, ...]:
+    """`--condition C` (any condition of the plan), else every treatment: the responses that
+    carry markers."""
+    if condition is None:
+        return tuple(c.id for c in plan.treatments)
+    if plan.condition(condition) is None:
+        known = ", ".join(c.id for c in plan.conditions)
+        raise UsageError(f"unknown condition {condition!r} (plan conditions: {known})")
+    return (condition,)
+
+
+def response_files(plan: Plan, questions: tuple[str, ...], conditions: tuple[str, ...]) -> list[str]:
+    """The response files counted, repository-relative: question, then condition, then replicate."""
+    return [f"{plan.study_dir}/{plan.response_path(c, q, replicate=r)}"
+            for q in questions for c in conditions for r in plan.replicate_ids]
 
 
 @click.command("markers")
 @study_options
 @click.option("--round", "round_id", default=None, help="Round to count (default: the plan's first round).")
+@click.option("--condition", "condition_id", default=None,
+              help="Count this condition's responses (default: every treatment).")
 @format_option("text", "json")
-def command(study: Study, round_id: str | None, fmt: str) -> int:
+def command(study: Study, round_id: str | None, condition_id: str | None, fmt: str) -> int:
     """Count each marker's uses in the treatment responses of a round and list the rarely used."""
     plan = study.plan
     rnd = chosen_round(plan, round_id)
-    condition = plan.treatment.id
+    conditions = counted_conditions(plan, condition_id)
+    condition = ", ".join(conditions)
     counts: Counter[str] = Counter()
     read: list[str] = []
     missing: list[str] = []
-    for q in rnd.questions:
-        rel = f"{plan.study_dir}/{plan.response_path(condition, q)}"
+    for rel in response_files(plan, rnd.questions, conditions):
         try:
             text = (study.root / rel).read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):
@@ -50,7 +73,8 @@ def command(study: Study, round_id: str | None, fmt: str) -> int:
     if fmt == "json":
         doc = {
             "round": rnd.id,
-            "condition": condition,
+            "condition": conditions[0] if len(conditions) == 1 else None,
+            "conditions": list(conditions),
             "files": read,
             "missing": missing,
             "counts": table,

@@ -31,6 +31,7 @@ from aoven_git.progress import (
     SheetProgress,
     Verdict,
     finish,
+    ordered,
     rows_due,
     scopes,
     sheet_state,
@@ -232,7 +233,7 @@ def gather(study: Study, rater: str | None) -> Progress:
     verdicts, documents = _verdicts(study, rounds, seals)
     blind = _blind(study, plan, head_paths, documents)
     unblinded = {b.pass_id for b in blind if b.state != "not-blinded"}
-    sheets = _sheets(plan, rounds, written, sealed, head_paths, unblinded, seals)
+    sheets = list(ordered(plan, _sheets(plan, rounds, written, sealed, head_paths, unblinded, seals)))
     plan_path = study.relpath(study.plan_file)
     reconciling = _reconciling(study, reading, sheets, seals, blind)
     progress = Progress(plan.study, who, study.in_git, head, plan_path in head_paths, tuple(sheets),

@@ -5,8 +5,9 @@ cannot tell the treatment from its labels. The copies are committed like any oth
 `--check` lets CI prove they are exactly what stripping the current responses gives.
 
 Which copies: every condition of every pass with `stripped: true`, for every question of every
-round. A missing response of the first round is an error (the study cannot run without it); a
-missing response of a later round means that round has not been generated yet and is skipped.
+round and every replicate (one file per question and condition without replicates). A
+missing response of the first round is an error (the study cannot run without it); a missing
+response of a later round means that round has not been generated yet and is skipped.
 Unknown all-caps bracket tokens (`[FOO]`) are reported as warnings with file:line and left in place.
 
 Exit codes: 0 copies written / up to date; 1 a copy missing or stale (`--check`), a response of the
@@ -64,7 +65,8 @@ class Outcome:
 
 
 def jobs(plan: Plan) -> list[Job]:
-    """Every stripped copy the plan calls for, in round, question, condition order, once each."""
+    """Every stripped copy the plan calls for, in round, question, condition, replicate order, once
+    each."""
     conditions: list[str] = []
     for p in plan.passes:
         if p.stripped:
@@ -73,14 +75,15 @@ def jobs(plan: Plan) -> list[Job]:
     for index, rnd in enumerate(plan.rounds):
         for q in rnd.questions:
             for c in conditions:
-                source = f"{plan.study_dir}/{plan.response_path(c, q)}"
-                target = f"{plan.study_dir}/{plan.response_path(c, q, stripped=True)}"
-                if source == target:
-                    raise UsageError(
-                        "the plan's stripped_responses pattern gives the same path as responses "
-                        f"({source}); stripping would overwrite the original"
-                    )
-                out.setdefault(target, Job(source, target, index == 0))
+                for r in plan.replicate_ids:
+                    source = f"{plan.study_dir}/{plan.response_path(c, q, replicate=r)}"
+                    target = f"{plan.study_dir}/{plan.response_path(c, q, stripped=True, replicate=r)}"
+                    if source == target:
+                        raise UsageError(
+                            "the plan's stripped_responses pattern gives the same path as responses "
+                            f"({source}); stripping would overwrite the original"
+                        )
+                    out.setdefault(target, Job(source, target, index == 0))
     return list(out.values())
 
 

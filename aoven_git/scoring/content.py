@@ -5,14 +5,18 @@ the study. A blind pass shows the committed opaque corpus under its opaque ids; 
 shows each response normalised exactly as `blind` would (the plan's question and the
 marker-free response part: no title, prompt block or `[Aoven …]` header) under the question id
 alone when the pass scores one condition; only an unblinded pass names conditions, as its sheet
-does. Nothing here reads another rater's sheet, and validation messages are scrubbed of response
-paths before they reach the page.
+does. With replicates every sampled response is an item of its own (`L1/TRT#2`, shown `L1 · TRT #2`;
+a blind pass's corpus already has one opaque id per replicate). On a labelled (nominal) scale the
+page shows one button per label and sends and receives labels, never positions. Nothing here reads
+another rater's sheet, and validation messages are scrubbed of response paths before they reach
+the page.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,8 +36,9 @@ class BadRequest(ValueError):
 
 @dataclass(frozen=True)
 class PageItem:
-    """One scored item: `id` as the page names it ("Q1/A", "Q1" or a blind id), `row` as the
-    sheet writes it ((question, condition) or (blind id,)), `title` and the text shown."""
+    """One scored item: `id` as the page names it ("Q1/A", "Q1", "L1/TRT#2", "L1#2" or a blind
+    id), `row` as the sheet writes it ((question, condition), (question, condition, replicate) or
+    (blind id,)), `title` and the text shown."""
 
     id: str
     row: tuple[str, ...]
@@ -77,9 +82,31 @@ def _question_texts(plan: Plan) -> dict[str, str]:
     return {q.id: q.text for q in (*plan.questions, *plan.holdout)}
 
 
+def row_id(row: tuple[str, ...]) -> str:
+    """A sheet row as cell ids begin: `Q1/A`, `L1/TRT#2` (replicate 2) or a blind id."""
+    return f"{row[0]}/{row[1]}#{row[2]}" if len(row) == 3 else "/".join(row)
+
+
+def cell_id(row: tuple[str, ...], dimension: str) -> str:
+    """A cell's id as the sheet writer's entries and validation name it (`L1/TRT#2/V`)."""
+    return f"{row_id(row)}/{dimension}"
+
+
+def _item(q: str, c: str, r: int, one_condition: bool) -> tuple[str, tuple[str, ...], str]:
+    """(page id, sheet row, title) of a question's response under a condition (and replicate)
+    on a pass that shows conditions; `one_condition`: a stripped pass of one condition, named by
+    its question alone."""
+    if not r:
+        return (q, (q, c), q) if one_condition else (f"{q}/{c}", (q, c), f"{q} — {c}")
+    if one_condition:
+        return f"{q}#{r}", (q, c, str(r)), f"{q} #{r}"
+    return f"{q}/{c}#{r}", (q, c, str(r)), f"{q} · {c} #{r}"
+
+
 def build_items(plan: Plan, sheet: SheetId, root: Path, blind_items: list[str] | None,
                 conditions: tuple[str, ...]) -> tuple[PageItem, ...]:
-    """The items of the sheet in sheet order, each with the text the pass may show."""
+    """The items of the sheet in sheet order (question, condition, replicate), each with the
+    text the pass may show."""
     from aoven_git.blinding import file_name, normalise
     from aoven_git.naming import blind_dir
     from aoven_git.quotes import ResponseTexts
@@ -96,13 +123,13 @@ def build_items(plan: Plan, sheet: SheetId, root: Path, blind_items: list[str] |
     out = []
     for q in rnd.questions:
         for c in conditions:
-            raw = texts.text(q, c, p.stripped) or ""
-            if not p.stripped:
-                out.append(PageItem(f"{q}/{c}", (q, c), f"{q} — {c}", raw))
-                continue
-            shown = normalise(raw, plan.markers, questions.get(q) or q) if raw else ""
-            item_id = q if len(conditions) == 1 else f"{q}/{c}"
-            out.append(PageItem(item_id, (q, c), item_id, shown))
+            for r in plan.replicate_ids:
+                raw = texts.text(q, c, p.stripped, r) or ""
+                item_id, row, title = _item(q, c, r, p.stripped and len(conditions) == 1)
+                if p.stripped:
+                    raw = normalise(raw, plan.markers, questions.get(q) or q) if raw else ""
+                    title = item_id if not r else title
+                out.append(PageItem(item_id, row, title, raw))
     return tuple(out)
 
 
@@ -120,9 +147,10 @@ def load_page(plan: Plan, sheet: SheetId, root: Path, blind_items: list[str] | N
                      tuple(blind_items) if blind_items is not None else None, hidden)
 
 
-def current_cells(page: ScorePage) -> tuple[dict[str, int], dict[str, str]]:
+def current_cells(page: ScorePage) -> tuple[dict[str, int | str], dict[str, str]]:
     """(cells, notes) read back from the rater's own sheet in the work tree, keyed as the page
-    names cells; nothing when there is no sheet yet."""
+    names cells (a label on a nominal scale, else the number); nothing when there is no sheet
+    yet."""
     from aoven_git.scorefile import parse_score_file
     from aoven_git.validation import read_limited
 
@@ -132,14 +160,15 @@ def current_cells(page: ScorePage) -> tuple[dict[str, int], dict[str, str]]:
     corpus = {page.sheet.pass_id: page.blind_items} if page.blind_items is not None else None
     parsed = parse_score_file(page.plan, page.path, read_limited(full), blind_items=corpus)
     by_row = {i.row: i.id for i in page.items}
-    cells: dict[str, int] = {}
+    cells: dict[str, int | str] = {}
     notes: dict[str, str] = {}
+    scale = page.plan.scale
     for cell in parsed.cells:
         item = by_row.get(_row_of(page, cell.key))
         if item is None or cell.key.dimension not in page.dimensions:
             continue
         key = f"{item}/{cell.key.dimension}"
-        cells[key] = cell.score
+        cells[key] = scale.label(cell.score) if scale.nominal else cell.score
         note = " ".join([*(f"#{t}" for t in cell.transitions if f"#{t}" not in cell.citation), cell.citation])
         if note.strip():
             notes[key] = note.strip()
@@ -147,7 +176,10 @@ def current_cells(page: ScorePage) -> tuple[dict[str, int], dict[str, str]]:
 
 
 def _row_of(page: ScorePage, key: CellKey) -> tuple[str, ...]:
-    return (key.question,) if page.blind_items is not None else (key.question, key.condition)
+    if page.blind_items is not None:
+        return (key.question,)
+    row = (key.question, key.condition)
+    return (*row, str(key.replicate)) if key.replicate else row
 
 
 def payload(page: ScorePage, selftest: bool = False) -> dict[str, Any]:
@@ -163,7 +195,7 @@ def payload(page: ScorePage, selftest: bool = False) -> dict[str, Any]:
         "round": page.sheet.round_id,
         "amendment": page.sheet.amendment,
         "sheet": page.path,
-        "scale": {"min": plan.scale.min, "max": plan.scale.max},
+        "scale": _scale(plan),
         "require_annotations": plan.rules.require_annotations,
         "dimensions": [{"id": d.id, "name": d.name, "kind": d.kind, "annotate": d.annotate,
                         "transitions": [{"id": t, "name": names.get(t, str(t))} for t in d.transitions]}
@@ -173,6 +205,27 @@ def payload(page: ScorePage, selftest: bool = False) -> dict[str, Any]:
         "notes": notes,
         "selftest": selftest,
     }
+
+
+def _scale(plan: Plan) -> dict[str, Any]:
+    """The scale as the page reads it: min and max, and the labels on a nominal scale (one button
+    each; the page then sends labels)."""
+    out: dict[str, Any] = {"min": plan.scale.min, "max": plan.scale.max}
+    return {**out, "labels": list(plan.scale.labels)} if plan.scale.nominal else out
+
+
+def _score_text(page: ScorePage, key: str, value: object) -> str:
+    """The score as the sheet writes it: a label on a nominal scale (as the plan spells it; any
+    letter case accepted), else the whole number. BadRequest names the cell and the scale."""
+    scale = page.plan.scale
+    if scale.nominal:
+        position = scale.value_of(value) if isinstance(value, str) else None
+        if position is None:
+            raise BadRequest(f"cell {key}: {value!r} is not one of the labels {', '.join(scale.labels)}")
+        return scale.label(position)
+    if value not in scale:
+        raise BadRequest(f"cell {key}: {value!r} is not a whole number from {scale.min} to {scale.max}")
+    return str(value)
 
 
 def _split(page: ScorePage, key: object) -> tuple[PageItem, str]:
@@ -198,20 +251,17 @@ def entries_of(page: ScorePage, body: object) -> dict[str, tuple[str, str]]:
     unknown = sorted(set(body) - {"cells", "notes"})
     if unknown:
         raise BadRequest(f"unknown field(s): {', '.join(unknown)}")
-    scale = page.plan.scale
     out: dict[str, tuple[str, str]] = {}
     for key, value in body.get("cells", {}).items():
         item, dim = _split(page, key)
         if value is None:
             continue
-        if value not in scale:
-            raise BadRequest(f"cell {key}: {value!r} is not a whole number from {scale.min} to {scale.max}")
-        out["/".join((*item.row, dim))] = (str(value), "")
+        out[cell_id(item.row, dim)] = (_score_text(page, key, value), "")
     for key, note in body.get("notes", {}).items():
         item, dim = _split(page, key)
         if not isinstance(note, str) or len(note) > MAX_NOTE:
             raise BadRequest(f"note {key}: expected text of at most {MAX_NOTE} characters")
-        row_key = "/".join((*item.row, dim))
+        row_key = cell_id(item.row, dim)
         score = out.get(row_key, ("", ""))[0]
         out[row_key] = (score, _cell_text(note))
     return out
@@ -238,7 +288,9 @@ def write_sheet(page: ScorePage, entries: Mapping[str, tuple[str, str]]) -> None
 
 def validation(page: ScorePage) -> dict[str, Any]:
     """`validate --format json` for the written sheet alone; for a hidden pass, response paths in
-    messages become "another response" (a quote found elsewhere names the file it was found in)."""
+    messages become "another response" (a quote found elsewhere names the file it was found in),
+    and items and cells are named as the page names them (`Q3/B/D1` → `Q3/D1`, `L2/TRT#2:` →
+    `L2#2:` on a pass of one condition)."""
     from aoven_git.naming import response_patterns
     from aoven_git.validation import read_limited, validate_sources
 
@@ -249,8 +301,16 @@ def validation(page: ScorePage) -> dict[str, Any]:
     text = json.dumps(report, ensure_ascii=False)
     for path in sorted(response_patterns(page.plan).paths, key=len, reverse=True):
         text = text.replace(path, "another response")
-    for item in page.items:
-        if len(item.row) == 2:
-            text = text.replace("/".join(item.row) + "/", item.id + "/")
-    result: dict[str, Any] = json.loads(text)
+    result: dict[str, Any] = json.loads(_page_names(page, text))
     return result
+
+
+def _page_names(page: ScorePage, text: str) -> str:
+    """`text` with every item named as the sheet names it (`Q3/B`, `L2/TRT#2`) renamed as the page
+    does, wherever it stands (before `/D1`, `:` or the end); `Q3/B` is not a part of `Q3/B1` or of
+    `L2/TRT#21`. One pass over the text, whatever the number of items."""
+    names = {row_id(i.row): i.id for i in page.items if len(i.row) >= 2 and row_id(i.row) != i.id}
+    if not names:
+        return text
+    pattern = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.sub(rf"(?<![\w#/])(?:{pattern})(?![\w#])", lambda m: names[m.group(0)], text)
