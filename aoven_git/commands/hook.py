@@ -103,7 +103,8 @@ def row_warnings(plan: object, hist: object, paths: list[str], email: str) -> li
 def key_copies_elsewhere(study: Study, plan: Any, plan_rel: str, hist: Any) -> list[str]:
     """A staged file outside what the history model reads (outside the study folder) that copies
     a blind key — shaped as one, carrying a committed key's nonce, or stating one of its
-    id–condition pairs (`key_copies`) — while a required rater of an overlapping pass has no seal: refused as `unsealed-readers`, as a copy
+    id–condition pairs (`key_copies`) — while a required rater of an overlapping pass has no
+    seal: refused as `unsealed-readers`, as a copy
     inside the study folder is. Reads only staged files of at most 1 MiB, only for blind plans."""
     from aoven_git import gitio, ledger
     from aoven_git.key_copies import copied_passes, secret_of
