@@ -97,7 +97,8 @@ def verify(root: Path, plan_path: str, rev: str = "HEAD") -> SealReport:
         plan = last_readable_plan(root, plan_path, commit, exc)
     hist = read_history(str(root), commit, pathspecs=ledger.pathspecs(plan, plan_path),
                         track=lambda p: ledger.tracked(plan, plan_path, p),
-                        want_blob=ledger.want_blob(plan, plan_path, MAX_PLAN_BYTES))  # type: ignore[arg-type]
+                        want_blob=ledger.want_blob(plan, plan_path, MAX_PLAN_BYTES),  # type: ignore[arg-type]
+                        cache=gitio.git_dir(root))
     report = check(plan, hist, plan_path)
     report.git_calls += 4  # find root, shallow, rev-parse, plan blob
     judged = report.plan or plan
