@@ -236,7 +236,8 @@ def _walk(root: str, commit: str, pathspecs: list[str], git_dir: Path) -> tuple[
     return _topo(raws), calls
 
 
-def _incremental(root: str, commit: str, pathspecs: list[str], cached: object) -> tuple[list[_Raw] | None, int]:
+def _incremental(root: str, commit: str, pathspecs: list[str],
+                 cached: object) -> tuple[list[_Raw] | None, int]:
     """git's walk of `commit` from a cached walk of its ancestor C and a walk of `commit ^C`, or
     None when the two could differ from one full walk: C is no ancestor, a new commit does not
     descend from C (then git's order could interleave old and new), or a new commit's rewritten

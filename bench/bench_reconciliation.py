@@ -48,7 +48,8 @@ def plan_text(raters: list[str]) -> str:
         "scale: {min: 0, max: 3}",
         "conditions: [{id: A, name: Baseline, role: baseline}, {id: B, name: Treatment, role: treatment}]",
         'transitions: [{id: 1, name: "FACT→HYP"}]',
-        "dimensions: [{id: D1, name: One, kind: epistemic, transitions: [1]}, {id: D2, name: Two, kind: quality}]",
+        "dimensions: [{id: D1, name: One, kind: epistemic, transitions: [1]},",
+        "             {id: D2, name: Two, kind: quality}]",
         "questions:",
         *[f'  - {{id: Q{q}, text: "Question {q}?", expects: [1]}}' for q in range(1, QUESTIONS + 1)],
         "raters:",
@@ -63,7 +64,8 @@ def cells() -> list[str]:
 
 
 def score(rater: str, k: int) -> bytes:
-    rows = [f"| Q{q} | {c} | {(q + k) % 4} | {(q * 3 + k) % 4} |" for q in range(1, QUESTIONS + 1) for c in "AB"]
+    rows = [f"| Q{q} | {c} | {(q + k) % 4} | {(q * 3 + k) % 4} |"
+            for q in range(1, QUESTIONS + 1) for c in "AB"]
     return (f"---\nrater: {rater}\nnonce: bench-{rater}\n---\n\n| Q | Cond | D1 | D2 |\n|---|---|---|---|\n"
             + "\n".join(rows) + "\n").encode()
 
@@ -91,7 +93,8 @@ class Stream:
                 f"committer {who} <{email}> {self.t} +0000\ndata {len(msg)}\n").encode() + msg
         head += f"from :{parent}\n".encode() if parent else b""
         head += f"merge :{merge}\n".encode() if merge else b""
-        body = b"".join(f"M 100644 inline {p}\ndata {len(d)}\n".encode() + d + b"\n" for p, d in files.items())
+        body = b"".join(f"M 100644 inline {p}\ndata {len(d)}\n".encode() + d + b"\n"
+                        for p, d in files.items())
         self.out.append(head + body + b"\n")
         return self.mark
 
