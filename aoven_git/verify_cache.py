@@ -103,9 +103,23 @@ def load(git_dir: Path, cache_key: str) -> Walk | None:
         if not isinstance(mac, str) or not hmac.compare_digest(mac, _mac(secret, cache_key, payload)):
             return None
         body = json.loads(payload)
-        return Walk(str(body["commit"]), list(body["raws"]), body["alias"])
+        walk = Walk(body["commit"], body["raws"], body["alias"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    return walk if _well_formed(walk) else None
+
+
+def _well_formed(walk: Walk) -> bool:
+    """Every field of the shape `save` writes (a signed file of another shape is never used)."""
+    def strings(items: object, n: int | None = None) -> bool:
+        return (isinstance(items, list) and (n is None or len(items) == n)
+                and all(isinstance(x, str) for x in items))
+
+    return (isinstance(walk.commit, str) and (walk.alias is None or isinstance(walk.alias, str))
+            and isinstance(walk.raws, list)
+            and all(isinstance(r, list) and len(r) == 4 and isinstance(r[0], str) and strings(r[1])
+                    and isinstance(r[2], str) and isinstance(r[3], list) and all(strings(c, 3) for c in r[3])
+                    for r in walk.raws))
 
 
 def save(git_dir: Path, cache_key: str, walk: Walk) -> None:

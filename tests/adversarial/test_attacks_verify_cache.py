@@ -191,3 +191,20 @@ def test_cache_from_another_repository_is_not_used(lab: Lab, tmp_path: Path) -> 
     (lab.path / CACHE).write_text(json.dumps(doc))
     data = expect(lab, [("visible-at-seal", "redteam")])
     assert data["violations"][0]["commit"] == seal
+
+
+@pytest.mark.parametrize("raws", [[["x"]], "not a list", [[1, [], "a", []]],
+                                  [["a", ["b"], "c", [["M", "p"]]]]])
+def test_signed_cache_of_another_shape_is_ignored(lab: Lab, raws: object) -> None:
+    """An entry with a good HMAC but not the shape aoven-git writes (say, from a future or broken
+    version under the same key) is a miss, never a crash."""
+    seal = violated_history(lab)
+    expect(lab, [("visible-at-seal", "redteam")])
+    doc = json.loads((lab.path / CACHE).read_text())
+    doc["payload"] = json.dumps({"commit": lab.head(), "raws": raws, "alias": None})
+    secret = verify_cache._secret(create=False)
+    assert secret is not None
+    doc["mac"] = verify_cache._mac(secret, doc["key"], doc["payload"])
+    (lab.path / CACHE).write_text(json.dumps(doc))
+    data = expect(lab, [("visible-at-seal", "redteam")])
+    assert data["violations"][0]["commit"] == seal
