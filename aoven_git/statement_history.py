@@ -14,11 +14,11 @@ It is exact by construction, not by hope:
   `reconciliation.parse_reconciliation`, and it is *incremental-ready* only when reading its table
   row by row here gives the very statements the full parse gave;
 * a version is read from an incremental-ready one only when both are UTF-8 within the size limit,
-  without carriage returns or backslashes, with exactly one reconciliation table whose rows all
-  have the header's number of cells, and every changed line lies inside that table's rows, starts
-  with `|` (no block of CommonMark can start there, so the table goes on) and has the header's
-  number of cells. Front matter, header and delimiter are in the unchanged prefix, so the pass,
-  round and columns are the same.
+  without carriage returns, NUL bytes (the Markdown parser rewrites both) or backslashes, with
+  exactly one reconciliation table whose rows all have the header's number of cells, and every
+  changed line lies inside that table's rows, starts with `|` (no block of CommonMark can start
+  there, so the table goes on) and has the header's number of cells. Front matter, header and
+  delimiter are in the unchanged prefix, so the pass, round and columns are the same.
 
 Rows are read by `reconciliation._Rows.read`, the parser's own row reader: a line means the same
 here as in a full parse.
@@ -143,7 +143,7 @@ class StatementHistory:
 
 def _lines(data: bytes) -> list[str] | None:
     """The file's lines when a version may be read row by row (see module doc), else None."""
-    if len(data) > MAX_BYTES or b"\r" in data or b"\\" in data:
+    if len(data) > MAX_BYTES or b"\r" in data or b"\\" in data or b"\0" in data:
         return None
     try:
         return data.decode("utf-8").split("\n")

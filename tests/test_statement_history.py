@@ -24,7 +24,8 @@ ODD = ["a paragraph line", "", "| Q1/A/D1 | cto | a \\| piped | 2 |", "   | Q1/B
        "| Q2/B/D2 | cto | *emphasis* and [link](x) | contested |", "<div>", "> quote", "| Q1/A/D1 | cto |",
        "|---|---|---|---|", "| Cell | Rater | Justification | Consensus |",
        "| Q1/B/D2 | cto | tab\there | 1 |  ",
-       "|<!-- | cto | x | 1 |", "| Q1/A/D1 | cto | **bold** | 3 |", "|||||||", "| q1/a/d1 | CTO | case | 2 |"]
+       "|<!-- | cto | x | 1 |", "| Q1/A/D1 | cto | **bold** | 3 |", "|||||||", "| q1/a/d1 | CTO | case | 2 |",
+       "| Q2/A/D2 | cto | nul \x00 byte | 1 |"]
 HEADER = ["---", "pass: unblinded", "---", "", "# Reconciliation", "",
           "| Cell | Rater | Justification | Consensus |", "|---|---|---|---|"]
 
