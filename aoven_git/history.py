@@ -16,9 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aoven_git import gitio
 from aoven_git.errors import CannotVerify
+
+if TYPE_CHECKING:
+    from aoven_git.verify_cache import Walk
 
 #: the hook's prospective commit has no id yet
 STAGED = gitio.NULL_SHA
@@ -237,13 +241,13 @@ def _walk(root: str, commit: str, pathspecs: list[str], git_dir: Path) -> tuple[
 
 
 def _incremental(root: str, commit: str, pathspecs: list[str],
-                 cached: object) -> tuple[list[_Raw] | None, int]:
+                 cached: Walk) -> tuple[list[_Raw] | None, int]:
     """git's walk of `commit` from a cached walk of its ancestor C and a walk of `commit ^C`, or
     None when the two could differ from one full walk: C is no ancestor, a new commit does not
     descend from C (then git's order could interleave old and new), or a new commit's rewritten
     parent is neither listed nor C standing for a listed commit."""
-    base, alias = cached.commit, cached.alias  # type: ignore[attr-defined]
-    old = [_Raw(r[0], tuple(r[1]), r[2], [tuple(c) for c in r[3]]) for r in cached.raws]  # type: ignore[attr-defined]
+    base, alias = cached.commit, cached.alias
+    old = [_Raw(r[0], tuple(r[1]), r[2], [(c[0], c[1], c[2]) for c in r[3]]) for r in cached.raws]
     if base == commit:
         return old, 0
     if not gitio.is_ancestor(root, base, commit):

@@ -63,6 +63,16 @@ class _Reader:
         self.memo[line] = row
         return row
 
+    def rows_of(self, lines: list[str]) -> list[Row] | None:
+        """The statements of consecutive row lines, or None when one of them is no plain row."""
+        out: list[Row] = []
+        for line in lines:
+            row = self.row(line)
+            if row is False or row is True:
+                return None
+            out.append(row)
+        return out
+
 
 @dataclass
 class _Version:
@@ -116,9 +126,9 @@ class StatementHistory:
         width = len(mdtables._split_row(lines[table.header_line - 1]))
         reader = _Reader(_Rows(self.plan, parsed.pass_id, parsed.round_id, Findings(self.path)), table, width)
         start = table.header_line + 1
-        rows = [reader.row(line) for line in lines[start:table.end_line]]
-        if rows and not any(r is False for r in rows) and _collect(rows) == found:  # type: ignore[arg-type]
-            self._ready[blob] = _Version(lines, start, rows, reader)  # type: ignore[arg-type]
+        rows = reader.rows_of(lines[start:table.end_line])
+        if rows and _collect(rows) == found:
+            self._ready[blob] = _Version(lines, start, rows, reader)
         return found
 
     def _derive(self, base: _Version, lines: list[str]) -> _Version | None:
@@ -134,10 +144,10 @@ class StatementHistory:
         end = base.start + len(base.rows)
         if a < base.start or len(old) - b > end:
             return None
-        new = [base.reader.row(line) for line in lines[a:len(lines) - b]]
-        if any(r is False for r in new):
+        new = base.reader.rows_of(lines[a:len(lines) - b])
+        if new is None:
             return None
-        rows = base.rows[:a - base.start] + new + base.rows[len(old) - b - base.start:]  # type: ignore[operator]
+        rows = base.rows[:a - base.start] + new + base.rows[len(old) - b - base.start:]
         return _Version(lines, base.start, rows, base.reader) if rows else None
 
 
