@@ -229,7 +229,7 @@ def has_control_chars(text: str) -> bool:
 # --------------------------------------------------------------------------- history (verify-seal)
 
 
-def log_raw(root: str | Path, commit: str, pathspecs: list[str]) -> bytes:
+def log_raw(root: str | Path, commit: str, pathspecs: list[str], exclude: Iterable[str] = ()) -> bytes:
     """ONE path-limited `git log`: every commit that touches the pathspecs, with its (rewritten)
     parents, author e-mail (`%ae`: never the mailmap's) and its raw diff (against the first
     parent for merges). Pathspecs carry their own magic (`:(literal)…`, `:(glob,icase)…`).
@@ -237,15 +237,40 @@ def log_raw(root: str | Path, commit: str, pathspecs: list[str]) -> bytes:
     `--full-history --simplify-merges` keeps every side branch that touched the paths (a branch
     that added a file and deleted it again is still listed) and drops only merges that bring
     nothing; ancestry among the listed commits is preserved by parent rewriting. Dates play no
-    part: the caller orders commits by parents alone.
+    part: the caller orders commits by parents alone. `exclude`: commits whose history is left
+    out (`^C`: the walk of what a cached walk of C does not hold, docs/sealing.md).
     """
     args = [
         "log", "-z", "--raw", "--no-abbrev", "--no-renames", "--no-ext-diff", "--no-textconv",
         "--no-color", "--no-show-signature", "--no-notes", "--no-relative",
         "--full-history", "--simplify-merges", "--parents", "--root", "--diff-merges=first-parent",
-        "--format=format:%H %P%n%ae", commit, "--", *pathspecs,
+        "--format=format:%H %P%n%ae", commit, *(f"^{c}" for c in exclude), "--", *pathspecs,
     ]
     return run_git(args, root).stdout
+
+
+def is_ancestor(root: str | Path, ancestor: str, commit: str) -> bool:
+    """Whether `ancestor` is `commit` or one of its ancestors (by parent pointers)."""
+    proc = run_git(["merge-base", "--is-ancestor", ancestor, commit], root, check=False)
+    if proc.returncode not in (0, 1):
+        raise CannotVerify(f"git merge-base failed: {_last_line(proc)}")
+    return proc.returncode == 0
+
+
+def new_commits(root: str | Path, commit: str, base: str) -> list[tuple[str, tuple[str, ...]]]:
+    """(commit, real parents) of every commit in the history of `commit` but not of `base`,
+    children before parents: a walk of those commits only, no tree read."""
+    out = run_git(["rev-list", "--topo-order", "--parents", commit, f"^{base}"], root).stdout
+    return [(ids[0], tuple(ids[1:])) for line in _decode(out).splitlines() if (ids := line.split())]
+
+
+def same_paths(root: str | Path, a: str, b: str, pathspecs: list[str]) -> bool:
+    """Whether commits `a` and `b` hold the same entries for every path the pathspecs select."""
+    proc = run_git(["diff-tree", "--quiet", "-r", "--no-renames", "--no-ext-diff", "--no-textconv",
+                    a, b, "--", *pathspecs], root, check=False)
+    if proc.returncode not in (0, 1):
+        raise CannotVerify(f"git diff-tree failed: {_last_line(proc)}")
+    return proc.returncode == 0
 
 
 def first_adding_commit(root: str | Path, commit: str, paths: list[str]) -> str | None:

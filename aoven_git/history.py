@@ -15,9 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aoven_git import gitio
 from aoven_git.errors import CannotVerify
+
+if TYPE_CHECKING:
+    from aoven_git.verify_cache import Walk
 
 #: the hook's prospective commit has no id yet
 STAGED = gitio.NULL_SHA
@@ -183,16 +188,18 @@ def _ancestry(parents: Iterable[tuple[int, ...]]) -> list[int]:
 
 
 def read_history(root: str, commit: str, *, pathspecs: list[str], track: Callable[[str], bool],
-                 want_blob: BlobWant) -> History:
-    """Build the history model of `commit` for the tracked paths the pathspecs select."""
-    raws = _topo(parse_log(gitio.log_raw(root, commit, pathspecs)))
+                 want_blob: BlobWant, cache: Path | None = None) -> History:
+    """Build the history model of `commit` for the tracked paths the pathspecs select. `cache`:
+    the git dir whose history cache (`verify_cache`) may spare the walk of what it already holds."""
+    raws, calls = _walk(root, commit, pathspecs, cache) if cache is not None else (
+        _topo(parse_log(gitio.log_raw(root, commit, pathspecs))), 1)
     index = {r.sha: i for i, r in enumerate(raws)}
     wanted: dict[str, int] = {}
     for r in raws:
         for status, path, new in r.changes:
             if status != "D" and track(path) and (limit := want_blob(path)):
                 wanted[new.split(" ")[1]] = max(limit, wanted.get(new.split(" ")[1], 0))
-    objects, blobs, calls = _fetch(root, [r.sha for r in raws], wanted)
+    objects, blobs, fetched = _fetch(root, [r.sha for r in raws], wanted)
 
     nodes: list[Node] = []
     for i, r in enumerate(raws):
@@ -212,7 +219,70 @@ def read_history(root: str, commit: str, *, pathspecs: list[str], track: Callabl
         obj = objects.get(r.sha)
         message = obj.partition(b"\n\n")[2].decode("utf-8", "replace") if obj else ""
         nodes.append(Node(i, r.sha, parents, r.email, state, message))
-    return History(commit, nodes, _ancestry(n.parents for n in nodes), blobs, 1 + calls)
+    return History(commit, nodes, _ancestry(n.parents for n in nodes), blobs, calls + fetched)
+
+
+def _walk(root: str, commit: str, pathspecs: list[str], git_dir: Path) -> tuple[list[_Raw], int]:
+    """The walk of `commit` (parents first), the part a cached walk of an ancestor holds taken from
+    it (docs/sealing.md, "The history cache"); the walk is cached for the next run."""
+    from aoven_git import verify_cache
+
+    cache_key = verify_cache.key(git_dir, pathspecs)
+    cached = verify_cache.load(git_dir, cache_key)
+    raws, calls = _incremental(root, commit, pathspecs, cached) if cached is not None else (None, 0)
+    if raws is None:
+        raws, calls = parse_log(gitio.log_raw(root, commit, pathspecs)), calls + 1
+    if cached is None or cached.commit != commit:
+        alias, more = _alias(root, commit, raws, pathspecs)
+        verify_cache.save(git_dir, cache_key, verify_cache.Walk(
+            commit, [[r.sha, list(r.parents), r.email, [list(c) for c in r.changes]] for r in raws], alias))
+        calls += more
+    return _topo(raws), calls
+
+
+def _incremental(root: str, commit: str, pathspecs: list[str],
+                 cached: Walk) -> tuple[list[_Raw] | None, int]:
+    """git's walk of `commit` from a cached walk of its ancestor C and a walk of `commit ^C`, or
+    None when the two could differ from one full walk: C is no ancestor, a new commit does not
+    descend from C (then git's order could interleave old and new), or a new commit's rewritten
+    parent is neither listed nor C standing for a listed commit."""
+    base, alias = cached.commit, cached.alias
+    old = [_Raw(r[0], tuple(r[1]), r[2], [(c[0], c[1], c[2]) for c in r[3]]) for r in cached.raws]
+    if base == commit:
+        return old, 0
+    if not gitio.is_ancestor(root, base, commit):
+        return None, 1
+    descends: dict[str, bool] = {}
+    for sha, parents in reversed(gitio.new_commits(root, commit, base)):
+        descends[sha] = any(p == base or descends.get(p, False) for p in parents)
+    if not all(descends.values()):
+        return None, 2
+    new = parse_log(gitio.log_raw(root, commit, pathspecs, exclude=[base]))
+    known = {r.sha for r in old} | {r.sha for r in new}
+    for r in new:
+        mapped = []
+        for p in r.parents:
+            if p not in known and (p != base or alias is None):
+                return None, 3
+            mapped += [p] if p in known else [alias] if alias else []
+        r.parents = tuple(dict.fromkeys(mapped))
+    return new + old, 3
+
+
+def _alias(root: str, commit: str, raws: list[_Raw], pathspecs: list[str]) -> tuple[str | None, int]:
+    """The listed commit an unlisted `commit` stands for in a walk of a descendant: the one listed
+    commit no other one descends from, when `commit` holds the same tracked entries ("" when nothing
+    is listed; None when that cannot be established)."""
+    shas = {r.sha for r in raws}
+    if commit in shas:
+        return commit, 0
+    if not raws:
+        return "", 0
+    heads = shas - {p for r in raws for p in r.parents}
+    if len(heads) != 1:
+        return None, 0
+    head = next(iter(heads))
+    return (head if gitio.same_paths(root, head, commit, pathspecs) else None), 1
 
 
 def staged_history(root: str, *, track: Callable[[str], bool], want_blob: BlobWant) -> History:

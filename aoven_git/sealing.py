@@ -97,7 +97,8 @@ def verify(root: Path, plan_path: str, rev: str = "HEAD") -> SealReport:
         plan = last_readable_plan(root, plan_path, commit, exc)
     hist = read_history(str(root), commit, pathspecs=ledger.pathspecs(plan, plan_path),
                         track=lambda p: ledger.tracked(plan, plan_path, p),
-                        want_blob=ledger.want_blob(plan, plan_path, MAX_PLAN_BYTES))  # type: ignore[arg-type]
+                        want_blob=ledger.want_blob(plan, plan_path, MAX_PLAN_BYTES),  # type: ignore[arg-type]
+                        cache=gitio.git_dir(root))
     report = check(plan, hist, plan_path)
     report.git_calls += 4  # find root, shallow, rev-parse, plan blob
     judged = report.plan or plan
@@ -163,23 +164,24 @@ def attribute_rows(root: Path, commit: str, plan: Plan, report: SealReport) -> N
 def _versions(led: object, plan: Plan, paths: list[str],
               signed: dict[str, tuple[str, str]] | None) -> list[object]:
     """Each history node's statements in the reconciliation files `paths` (the accepted names of
-    one reconciliation sheet; each blob parsed once)."""
+    one reconciliation sheet): each blob read once, and from a parent's version when it differs
+    from it only in table rows (`statement_history`: cost grows with the changed rows, not with
+    commits × rows)."""
     from aoven_git.attribution import Version
-    from aoven_git.attribution import statements as file_statements
-    from aoven_git.reconciliation import parse_reconciliation
+    from aoven_git.statement_history import StatementHistory
 
-    parsed: dict[str, dict[tuple[str, str], tuple[str, object]]] = {}
+    readers = {path: StatementHistory(plan, path) for path in paths}
+    nodes = led.nodes  # type: ignore[attr-defined]
     out = []
-    for n in led.nodes:  # type: ignore[attr-defined]
+    for n in nodes:
         statements: dict[tuple[str, str], tuple[str, object]] = {}
         for path in paths:
             entry = n.state.get(path)
             if entry is None:
                 continue
-            if entry.blob not in parsed:
-                data = led.hist.blobs.get(entry.blob, b"")  # type: ignore[attr-defined]
-                parsed[entry.blob] = file_statements(parse_reconciliation(plan, path, data))
-            for key, value in parsed[entry.blob].items():
+            parent = next((e.blob for q in n.parents if (e := nodes[q].state.get(path)) is not None), None)
+            data = led.hist.blobs.get(entry.blob, b"")  # type: ignore[attr-defined]
+            for key, value in readers[path].read(entry.blob, data, parent).items():
                 statements.setdefault(key, value)
         sig = signed.get(n.sha, ("N", "")) if signed is not None else None
         out.append(Version(n.index, n.parents, n.email, statements,

@@ -213,7 +213,17 @@ def test_constant_number_of_git_calls(study: Study, monkeypatch: pytest.MonkeyPa
     study.reveal("cto")
     study.reveal("logician")
     calls.clear()
-    report = verify(study.path, "aoven.yaml")
+    report = verify(study.path, "aoven.yaml")  # with the history cache of the first verify
+    assert report.ok and len(report.seals) == 2
+    # a re-verify adds `merge-base --is-ancestor` and `rev-list` of the new commits, whatever
+    # their number, and walks only those (docs/sealing.md, "The history cache")
+    assert len(calls) == small + 2 == report.git_calls
+    walks = [c[0] for c in calls if c[0] in ("log", "merge-base", "rev-list")]
+    assert walks == ["merge-base", "rev-list", "log"]
+    assert (study.path / ".git" / "aoven-git" / "history.cache").is_file()
+    (study.path / ".git" / "aoven-git" / "history.cache").unlink()
+    calls.clear()
+    report = verify(study.path, "aoven.yaml")  # a first verify: the same calls as the small history
     assert report.ok and len(report.seals) == 2
     assert len(calls) == small == report.git_calls
     assert sum(1 for c in calls if c[0] == "log") == 1
