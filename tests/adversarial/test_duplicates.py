@@ -10,6 +10,9 @@ from __future__ import annotations
 import pytest
 
 from tests.adversarial.conftest import Lab, at, expect, sheet_text
+from tests.adversarial.paper import paper_lab
+
+lab = paper_lab
 
 ORDERS = ["main", "branch"]
 
