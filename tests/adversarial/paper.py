@@ -37,8 +37,11 @@ from aoven_git.plan import MAX_PLAN_BYTES, parse_plan
 from aoven_git.seal_report import check
 from tests.adversarial.conftest import Lab, Who, identity
 from tests.conftest import Result
+from tests.sealing.conftest import Study
 
 PLAN_PATH = "aoven.yaml"
+#: the identity of a commit made without an author (the tests' global git config)
+RUNNER = ("Test Runner", "runner@example.org")
 Tree = dict[str, bytes]
 
 
@@ -171,15 +174,15 @@ def matches(path: str, specs: Iterable[str]) -> bool:
     return any(path == s or path.startswith(s.rstrip("/") + "/") for s in specs)
 
 
-class PaperLab(Lab):
-    """`Lab` on paper (see the module docstring). With `shadow`, a real `Lab` follows every step
-    and each `verify` asserts both reports agree."""
+class PaperRepo:
+    """`GitRepo` on paper, for `Study` and `Lab` (see the module docstring). With `shadow`, a real
+    repository follows every step and each `verify` asserts both reports agree."""
 
-    def __init__(self, path: Path, shadow: Lab | None = None) -> None:  # no `git init`
+    shadow: Any
+
+    def __init__(self, path: Path, shadow: Any = None) -> None:  # no `git init`
         self.path = path
         self.sealed: dict[str, str] = {}
-        self.texts: dict[tuple[str, str], str] = {}
-        self.primary = "unblinded"
         self.paper = Paper()
         self.shadow = shadow
         self.shas: dict[str, str] = {}  # paper commit -> the shadow's commit
@@ -201,16 +204,17 @@ class PaperLab(Lab):
                 else:
                     p.index.pop(path, None)
 
-    def put(self, who: Who, message: str, *paths: str, no_verify: bool = False,
-            sign_key: Path | None = None, env: dict[str, str] | None = None) -> str:
-        if sign_key is not None or env:
-            self.needs_git("signed commits and commit environments")
+    def commit(self, message: str, *paths: str, author: tuple[str, str] | None = None,
+               env: dict[str, str] | None = None) -> str:
+        """`GitRepo.commit`: stage `paths` (everything when none) and commit, empty or not."""
+        if env:
+            self.needs_git("a commit's environment (dates, identities)")
         self.stage(paths)
         head = self.paper.head()
-        sha = self.paper.commit((head,) if head else (), who, message, self.paper.index)
+        sha = self.paper.commit((head,) if head else (), author or RUNNER, message, self.paper.index)
         if self.shadow is not None:
             with self.dated():
-                self.shas[sha] = self.shadow.put(who, message, *paths, no_verify=True)
+                self.shas[sha] = self.shadow.commit(message, *paths, author=author)
         return sha
 
     def head(self, rev: str = "HEAD") -> str:
@@ -253,36 +257,6 @@ class PaperLab(Lab):
                 self.shas[merge] = self.shadow.merge(branch, who)
         return merge
 
-    def land(self, branch: str, *, first_parent: str = "main", who: Who = "lead") -> str:
-        if first_parent == "main":
-            self.checkout("main", _shadow=False)
-            merge = self.merged([branch], who)
-        else:
-            self.checkout(branch, _shadow=False)
-            merge = self.merged(["main"], who)
-            self.paper.branches["main"] = merge
-            self.checkout("main", _shadow=False)
-        if self.shadow is not None:
-            with self.dated():
-                self.shas[merge] = self.shadow.land(branch, first_parent=first_parent, who=who)
-        return merge
-
-    def octopus(self, *branches: str, who: Who = "lead") -> str:
-        self.checkout("main", _shadow=False)
-        merge = self.merged(list(branches), who)
-        if self.shadow is not None:
-            with self.dated():
-                self.shas[merge] = self.shadow.octopus(*branches, who=who)
-        return merge
-
-    def merge_taking(self, branch: str, take: str, *, who: Who = "lead") -> str:
-        merge = self.merged([branch], who, take=take)
-        if self.shadow is not None:
-            with self.dated():
-                self.shas[merge] = self.shadow.merge_taking(self.shas.get(branch, branch),
-                                                            self.shas[take], who=who)
-        return merge
-
     @contextlib.contextmanager
     def dated(self) -> Iterator[None]:
         """The shadow's next commit one second after its last: `git log` then lists commits newest
@@ -316,6 +290,8 @@ class PaperLab(Lab):
             self.checkout(p.current, _shadow=False)
         elif words[0] == "checkout" and len(words) == 2:
             self.checkout(words[1], _shadow=False)
+        elif words[0] == "rev-parse" and len(words) == 2:
+            return p.resolve(words[1])
         else:
             self.needs_git(f"`git {' '.join(args)}`")
         if self.shadow is not None:
@@ -325,16 +301,8 @@ class PaperLab(Lab):
 
     # -- what only git (or the CLI) can show ----------------------------------------------------
     def needs_git(self, what: str) -> NoReturn:
-        raise AssertionError(f"PaperLab cannot show {what}: tell this story with the real `Lab`")
-
-    def cli(self, who: Who, *args: str, cwd: Path | None = None) -> Result:
-        self.needs_git("the CLI")
-
-    def install_hook(self) -> None:
-        self.needs_git("the hook")
-
-    def snapshot(self) -> tuple[str, str, str]:
-        self.needs_git("a work tree on disk")
+        raise AssertionError(f"PaperLab cannot show {what}: tell this story with a real repository "
+                             "(`@pytest.mark.git`)")
 
     # -- checking -----------------------------------------------------------------------------
     def verify(self, *args: str) -> tuple[Result, dict]:
@@ -360,7 +328,7 @@ class PaperLab(Lab):
         the same nodes in the same order, parents, authors, states, messages and blobs."""
         assert self.shadow is not None
         track = (lambda p: ledger.tracked(plan, PLAN_PATH, p))  # noqa: E731
-        real = read_history(str(self.shadow.path), self.shadow.head(), track=track,
+        real = read_history(str(self.shadow.path), self.shadow.head_commit(), track=track,
                             pathspecs=ledger.pathspecs(plan, PLAN_PATH),
                             want_blob=ledger.want_blob(plan, PLAN_PATH, MAX_PLAN_BYTES))  # type: ignore[arg-type]
         back = {v: k for k, v in self.shas.items()}
@@ -393,6 +361,65 @@ class PaperLab(Lab):
         assert got == want, f"paper:\n{got}\ngit:\n{want}"
 
 
+class PaperLab(PaperRepo, Lab):
+    """`Lab` on paper: its stories' helpers (seal, content, reveal, file, recon) are `Lab`'s own."""
+
+    def __init__(self, path: Path, shadow: Lab | None = None) -> None:
+        super().__init__(path, shadow)
+        self.texts: dict[tuple[str, str], str] = {}
+        self.primary = "unblinded"
+
+    def put(self, who: Who, message: str, *paths: str, no_verify: bool = False,
+            sign_key: Path | None = None, env: dict[str, str] | None = None) -> str:
+        if sign_key is not None:
+            self.needs_git("a signed commit")
+        return self.commit(message, *paths, author=identity(who), env=env)
+
+    def land(self, branch: str, *, first_parent: str = "main", who: Who = "lead") -> str:
+        if first_parent == "main":
+            self.checkout("main", _shadow=False)
+            merge = self.merged([branch], who)
+        else:
+            self.checkout(branch, _shadow=False)
+            merge = self.merged(["main"], who)
+            self.paper.branches["main"] = merge
+            self.checkout("main", _shadow=False)
+        if self.shadow is not None:
+            with self.dated():
+                self.shas[merge] = self.shadow.land(branch, first_parent=first_parent, who=who)
+        return merge
+
+    def octopus(self, *branches: str, who: Who = "lead") -> str:
+        self.checkout("main", _shadow=False)
+        merge = self.merged(list(branches), who)
+        if self.shadow is not None:
+            with self.dated():
+                self.shas[merge] = self.shadow.octopus(*branches, who=who)
+        return merge
+
+    def merge_taking(self, branch: str, take: str, *, who: Who = "lead") -> str:
+        merge = self.merged([branch], who, take=take)
+        if self.shadow is not None:
+            with self.dated():
+                self.shas[merge] = self.shadow.merge_taking(self.shas.get(branch, branch),
+                                                            self.shas[take], who=who)
+        return merge
+
+    def cli(self, who: Who, *args: str, cwd: Path | None = None) -> Result:
+        self.needs_git("the CLI")
+
+    def install_hook(self) -> None:
+        self.needs_git("the hook")
+
+    def snapshot(self) -> tuple[str, str, str]:
+        self.needs_git("a work tree on disk")
+
+
+
+class PaperStudy(PaperRepo, Study):
+    """`Study` (tests/sealing/conftest.py) on paper."""
+
+
 def shadowing() -> bool:
     """`AOVEN_PAPER_SHADOW=1`: every paper story is replayed on git as well and compared."""
     return os.environ.get("AOVEN_PAPER_SHADOW", "") not in ("", "0")
@@ -406,3 +433,12 @@ def paper_lab(request: pytest.FixtureRequest, tmp_path: Path) -> Lab:
     if request.node.get_closest_marker("git"):
         return Lab(tmp_path / "lab")
     return PaperLab(tmp_path / "lab", Lab(tmp_path / "lab") if shadowing() else None)
+
+
+@pytest.fixture
+def paper_study(request: pytest.FixtureRequest, tmp_path: Path) -> Study:
+    """`paper_lab` for `Study` (tests/sealing): a module whose stories test the rules takes it as
+    its `study`: `study = paper_study`."""
+    if request.node.get_closest_marker("git"):
+        return Study(tmp_path / "study-repo")
+    return PaperStudy(tmp_path / "study-repo", Study(tmp_path / "study-repo") if shadowing() else None)
