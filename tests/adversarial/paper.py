@@ -2,12 +2,12 @@
 is a sealing rule and not git itself.
 
 `PaperLab` keeps `Lab`'s story-telling API (start, seal, content, reveal, file, branch, checkout,
-land, merge_taking, octopus, a few `git` verbs) but holds the commits as dictionaries: each commit
-is its parents, its author and its whole tree. `verify` lists the commits `git log
---full-history --simplify-merges -- <study paths>` would list (`listed`), builds the history model
-from them with `history.from_commits` and runs the very rules verify-seal runs
-(`seal_report.check`). A story of a dozen commits then costs a few milliseconds instead of a few
-dozen git processes.
+land, merge_taking, octopus, a few `git` verbs), and `PaperStudy` that of `Study` (tests/sealing),
+but both hold the commits as dictionaries: each commit is its parents, its author and its whole
+tree. `verify` lists the commits `git log --full-history --simplify-merges -- <study paths>` would
+list (`listed`), builds the history model from them with `history.from_commits` and runs the very
+rules verify-seal runs (`seal_report.check`). A story of a dozen commits then costs a few
+milliseconds instead of a few dozen git processes.
 
 What needs git stays with `Lab`: the real CLI and the hook, signatures, time anchors, blind passes
 (their corpus checks read git), git's own object model (replace refs, grafts, eol filters,
@@ -232,7 +232,10 @@ class PaperRepo:
             self.shadow.branch(name, self.shas.get(start, start) if start else None)
 
     def checkout(self, name: str, *, _shadow: bool = True) -> None:
+        """Switch branches; a story commits (or drops) its changes first, as git would carry them."""
         p = self.paper
+        head = p.head()
+        assert head is None or p.work == p.index == p.commits[head].tree, "paper: uncommitted changes"
         p.current = name
         p.index, p.work = dict(p.commits[p.resolve(name)].tree), dict(p.commits[p.resolve(name)].tree)
         if _shadow and self.shadow is not None:
@@ -286,8 +289,9 @@ class PaperRepo:
         elif words[:2] == ["merge", "--ff-only"] and len(words) == 3:
             target = p.resolve(words[2])
             assert self.head() in p.ancestors(target), "paper: not a fast-forward"
+            self.checkout(p.current, _shadow=False)  # (a clean work tree)
             p.branches[p.current] = target
-            self.checkout(p.current, _shadow=False)
+            p.index, p.work = dict(p.commits[target].tree), dict(p.commits[target].tree)
         elif words[0] == "checkout" and len(words) == 2:
             self.checkout(words[1], _shadow=False)
         elif words[0] == "rev-parse" and len(words) == 2:
