@@ -12,6 +12,8 @@ import pytest
 from tests.adversarial.conftest import Lab, at, expect, sheet_text
 from tests.adversarial.paper import paper_lab
 
+#: the stories of this module test the sealing rules, not git: they run on paper
+#: (tests/adversarial/paper.py); those marked `git` build a real repository
 lab = paper_lab
 
 ORDERS = ["main", "branch"]
