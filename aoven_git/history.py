@@ -13,7 +13,8 @@ staged index on top of it, so the hook checks a commit with the very rules verif
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import hashlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -283,6 +284,50 @@ def _alias(root: str, commit: str, raws: list[_Raw], pathspecs: list[str]) -> tu
         return None, 0
     head = next(iter(heads))
     return (head if gitio.same_paths(root, head, commit, pathspecs) else None), 1
+
+
+def git_blob_id(data: bytes) -> str:
+    """The id git gives a blob: SHA-1 of `blob <size>\\0` and the bytes (SHA-1 repositories)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+#: one commit given as plain data: its id, its parents' ids, its author's e-mail, its whole tree
+#: (path → bytes, or (mode, bytes) for a symbolic link or an executable) and its message
+PlainCommit = tuple[str, tuple[str, ...], str, Mapping[str, "bytes | tuple[str, bytes]"], str]
+
+
+def from_commits(commits: Sequence[PlainCommit], *, track: Callable[[str], bool], want_blob: BlobWant,
+                 commit: str | None = None) -> History:
+    """The history model built from plain data instead of git, for the rules' tests: the same
+    `History` `read_history` returns for those commits, without a repository (a scenario of the
+    sealing rules is then a few dictionaries, not a few dozen git processes).
+
+    Commits come as `git log` lists them (newest first) and are ordered by parents alone, as in
+    `read_history`; only paths `track` keeps are in a node's state, only blobs `want_blob` wants
+    (within its limit) are in `blobs`, and blob ids are git's own, so a fingerprint is the same
+    either way. Every commit given becomes a node: the caller gives only what the path-limited
+    `git log` lists (commits that change a tracked path, merges that bring something). `commit`
+    is the revision read (by default the newest commit given)."""
+    given = {sha: (email, tree, message) for sha, _parents, email, tree, message in commits}
+    order = _topo([_Raw(sha, tuple(parents), email, []) for sha, parents, email, _tree, _m in commits])
+    index = {r.sha: i for i, r in enumerate(order)}
+    nodes: list[Node] = []
+    blobs: dict[str, bytes] = {}
+    for i, raw in enumerate(order):
+        email, tree, message = given[raw.sha]
+        state: dict[str, Entry] = {}
+        for path, value in tree.items():
+            if not track(path):
+                continue
+            mode, data = value if isinstance(value, tuple) else ("100644", value)
+            blob = git_blob_id(data)
+            state[path] = Entry(mode, blob)
+            if (limit := want_blob(path)) and len(data) <= limit:
+                blobs[blob] = data
+        ids = tuple(index[p] for p in dict.fromkeys(raw.parents) if p in index)
+        nodes.append(Node(i, raw.sha, ids, email, state, message))
+    head = commit or (commits[0][0] if commits else gitio.NULL_SHA)
+    return History(head, nodes, _ancestry(n.parents for n in nodes), blobs)
 
 
 def staged_history(root: str, *, track: Callable[[str], bool], want_blob: BlobWant) -> History:

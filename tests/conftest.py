@@ -11,12 +11,13 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from filelock import FileLock
 
 from aoven_git.cli import main
 from aoven_git.plan import load_plan
@@ -28,11 +29,12 @@ DEFAULT_PLAN = ROOT / "aoven_git" / "templates" / "aoven.yaml"
 PLAN_MARKERS: tuple[str, ...] = tuple(load_plan(DEFAULT_PLAN).markers)
 
 
-#: session fixtures worth building once for the whole run (the demo's history, the team's history,
-#: the pre-commit framework's environment): every test that uses one, directly or through another
-#: fixture, is sent to the same pytest-xdist worker (`--dist loadgroup` in pyproject.toml), so each
-#: is built once, not once per worker
-SHARED_SESSION_FIXTURES = ("demo_history", "honest_lead", "hook_repo")
+#: session fixtures worth building once for the whole run (the demo's history, the team's history):
+#: every test that uses one, directly or through another fixture, is sent to the same pytest-xdist
+#: worker (`--dist loadgroup` in pyproject.toml), so each is built once, not once per worker. What
+#: tests only read and may share across processes is built once per run by `built_once` instead,
+#: and its tests spread over every worker (the pre-commit framework's environment)
+SHARED_SESSION_FIXTURES = ("demo_history", "honest_lead")
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups into the test ids
@@ -89,6 +91,23 @@ def copy_repo(source: Path, dest: Path) -> Path:
     processes. Symbolic links are copied as links, so the copy is the same repository."""
     shutil.copytree(source, dest, symlinks=True)
     return dest
+
+
+def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder `name`, built by `build(folder)` once per test run, whatever the number of
+    pytest-xdist workers: the first worker to ask builds it under a file lock in the run's shared
+    temporary directory, the others wait and reuse it. For what tests only read (or what guards
+    itself, like pre-commit's store). Without workers it lives in the session's own directory."""
+    base = factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = root / f"built-once-{name}"
+    with FileLock(str(folder) + ".lock"):
+        if not (folder / ".built").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            (folder / ".built").write_text("ok\n")
+    return folder
 
 
 @dataclass

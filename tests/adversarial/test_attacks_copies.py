@@ -11,7 +11,12 @@ import unicodedata
 import pytest
 
 from tests.adversarial.conftest import RESPONSES, Lab, at, expect, refused, sheet_text
+from tests.adversarial.paper import paper_lab
 from tests.sealing.conftest import PLAN
+
+#: the stories of this module test the sealing rules, not git: they run on paper
+#: (tests/adversarial/paper.py); those marked `git` build a real repository
+lab = paper_lab
 
 
 def csv_export(rater: str, scores: tuple[int, int] = (1, 2), *, sep: str = ",",
@@ -24,6 +29,7 @@ def csv_export(rater: str, scores: tuple[int, int] = (1, 2), *, sep: str = ",",
     return "\n".join(rows) + "\n"
 
 
+@pytest.mark.git
 @pytest.mark.parametrize("sep", [",", "\t"], ids=["csv", "tsv"])
 def test_scores_exported_as_csv_into_the_study_folder_refuse_the_next_seal(lab: Lab, sep: str) -> None:
     """cto seals, then exports the sheet as CSV (or TSV) into the study folder, past the hook.
@@ -47,6 +53,7 @@ def test_scores_exported_as_csv_into_the_study_folder_refuse_the_next_seal(lab: 
     assert at(data, "visible-at-seal", "logician")["commit"] == bad
 
 
+@pytest.mark.git
 def test_the_hook_refuses_a_csv_export_in_the_study_folder(lab: Lab) -> None:
     lab.start()
     lab.install_hook()
@@ -57,6 +64,7 @@ def test_the_hook_refuses_a_csv_export_in_the_study_folder(lab: Lab) -> None:
     assert lab.head() == head
 
 
+@pytest.mark.git
 def test_a_csv_without_scores_in_the_study_folder_is_no_copy(lab: Lab) -> None:
     """A CSV table that names no question, condition or dimension of the plan is not scores."""
     lab.start()
@@ -118,6 +126,7 @@ def test_the_hook_refuses_scores_under_the_nfd_spelling(accented: Accented) -> N
     assert accented.head() == head
 
 
+@pytest.mark.git
 def test_an_exact_copy_of_a_sealed_file_outside_the_study_folder(lab: Lab) -> None:
     """The very bytes cto sealed, committed elsewhere before logician seals: their SHA-256 is
     the seal's digest, so it is cto's plaintext before any reveal, and `seal` refuses."""

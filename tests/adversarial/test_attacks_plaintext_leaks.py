@@ -24,7 +24,12 @@ from tests.adversarial.conftest import (
     expect,
     sheet_text,
 )
+from tests.adversarial.paper import paper_lab
 from tests.sealing.conftest import UNBLINDED_PASS, plan
+
+#: the stories of this module test the sealing rules, not git: they run on paper
+#: (tests/adversarial/paper.py); those marked `git` build a real repository
+lab = paper_lab
 
 LEAK = [("stray-scores", "cto"), ("visible-at-seal", "logician")]
 
@@ -100,6 +105,7 @@ BLIND_RESPONSES = RESPONSES | {f"study/test_a_stripped/{q}.md": f"# {q.upper()}\
                                for q in ("q1", "q2")}
 
 
+@pytest.mark.git
 def test_leak_inside_the_blind_corpus_folder(lab: Lab) -> None:
     """Every file under `study/blind/<blind pass>/` is a `blind-item` to `ledger.role_of`, never a
     candidate, so a score table dropped there is not read."""
@@ -162,6 +168,7 @@ def test_unnormalised_study_dir_hides_the_reconciliation(lab: Lab, study_dir: st
     assert v["commit"] == bad and recon[:7] in v["message"]
 
 
+@pytest.mark.git
 def test_study_at_the_repository_root_is_a_plan_error(lab: Lab) -> None:
     """`study_dir: .` would make every file of the repository a study file: the plan refuses it
     (exit 2, at its line) instead of reading the history under a spelling the rules cannot
@@ -174,6 +181,7 @@ def test_study_at_the_repository_root_is_a_plan_error(lab: Lab) -> None:
     assert res.code == 2 and "study_dir: '.' must name a folder inside the repository" in res.err
 
 
+@pytest.mark.git
 @pytest.mark.parametrize("study_dir", ["./study", "study/", "study/."])
 def test_seal_command_works_with_a_valid_study_dir_spelling(lab: Lab, study_dir: str) -> None:
     """HONEST: the same plans make `aoven-git seal` refuse every honest rater ("responses of pass
@@ -189,6 +197,7 @@ def test_seal_command_works_with_a_valid_study_dir_spelling(lab: Lab, study_dir:
     assert lab.git("show", "--name-only", "--format=", "HEAD") == f"{prefix}seals/scores_cto.sha256"
 
 
+@pytest.mark.git
 def test_scores_appended_to_a_response_after_the_first_seal(lab: Lab) -> None:
     """Response files are exempt from the leak check ("not a response file"), and nothing freezes
     them, although `seal` refuses until they are committed because "the first seal freezes the

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.adversarial.conftest import PLAN, Lab, as_identity, at, expect, identity, names, refused
+from tests.adversarial.paper import paper_lab
 from tests.conftest import run_cli
+
+#: the stories of this module test the sealing rules, not git: they run on paper
+#: (tests/adversarial/paper.py); those marked `git` build a real repository
+lab = paper_lab
 
 THREE = PLAN.replace(", required: false", "")
 WITHDRAW = "withdrawals:\n  - {rater: redteam, reason: left the company, category: unforeseen}\n"
@@ -76,6 +83,7 @@ def test_a_withdrawal_bundled_with_a_study_file_is_withdrawal_bundled(lab: Lab) 
     assert v["commit"] == bundled and "study/notes.md" in v["message"]
 
 
+@pytest.mark.git
 def test_the_hook_refuses_a_bundled_withdrawal(lab: Lab) -> None:
     lab.start(THREE)
     lab.install_hook()
@@ -110,6 +118,7 @@ def test_a_withdrawal_edited_later_is_withdrawal_changed(lab: Lab) -> None:
 # --------------------------------------------------------------------------- hiding scores
 
 
+@pytest.mark.git
 def test_withdrawing_a_rater_after_everyone_revealed_hides_nothing_and_shows_after_reveal(lab: Lab) -> None:
     """The logician's revealed scores disagree, so the lead withdraws the logician: the pass was
     complete at the withdrawal, so the scores stay, and the table says it came after the reveal."""
@@ -131,6 +140,7 @@ def test_withdrawing_a_rater_after_everyone_revealed_hides_nothing_and_shows_aft
     assert "⚠️ **Protocol:** 1 protocol deviation after a reveal (withdrawal) (see Protocol deviations)." in md
 
 
+@pytest.mark.git
 def test_withdrawing_a_rater_whose_scores_were_force_revealed_is_shown_after_the_reveal(lab: Lab) -> None:
     """Before the red team sealed, the logician force-revealed; withdrawing the logician then does
     take their sheet out of the unfinished pass — and the table shows both the forced reveal and a
@@ -151,6 +161,7 @@ def test_withdrawing_a_rater_whose_scores_were_force_revealed_is_shown_after_the
 # --------------------------------------------------------------------------- bad plans
 
 
+@pytest.mark.git
 def test_a_withdrawal_of_an_unknown_rater_is_a_plan_error_naming_its_line(lab: Lab) -> None:
     begun(lab)
     lab.file("lead", "aoven.yaml",
@@ -168,6 +179,7 @@ def test_a_withdrawal_of_an_unknown_rater_is_a_plan_error_naming_its_line(lab: L
     assert lab.snapshot() == before
 
 
+@pytest.mark.git
 def test_a_withdrawal_with_a_bad_category_is_a_plan_error_naming_its_line(lab: Lab) -> None:
     begun(lab)
     lab.install_hook()

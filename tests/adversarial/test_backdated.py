@@ -8,6 +8,11 @@ from __future__ import annotations
 import pytest
 
 from tests.adversarial.conftest import Lab, at, expect, names, sheet_text
+from tests.adversarial.paper import paper_lab
+
+#: the stories of this module test the sealing rules, not git: they run on paper
+#: (tests/adversarial/paper.py); those marked `git` build a real repository
+lab = paper_lab
 
 ORDERS = ["main", "branch"]  # which side of the landing merge is its first parent
 
@@ -52,6 +57,7 @@ def test_optional_rater_seals_on_main_after_reveals(lab: Lab) -> None:
     assert at(data, "visible-at-seal", "redteam")["commit"] == bad
 
 
+@pytest.mark.git
 @pytest.mark.parametrize("first_parent", ORDERS)
 def test_hand_reveal_with_no_verify_then_seal_on_branch_from_before_it(lab: Lab, first_parent: str) -> None:
     """The hook refuses cto's early plaintext; cto bypasses it with --no-verify; logician, having
@@ -72,6 +78,7 @@ def test_hand_reveal_with_no_verify_then_seal_on_branch_from_before_it(lab: Lab,
     assert v["commit"] == backdated and names(v, early)
 
 
+@pytest.mark.git
 def test_forced_reveal_then_seal_on_branch_from_before_it(lab: Lab) -> None:
     """The same attack entirely through the CLI: `reveal --force`, then `seal` on an old commit."""
     lab.start()
@@ -181,6 +188,7 @@ def test_backdated_seals_landed_by_an_octopus_merge(lab: Lab) -> None:
     assert names(at(data, "unproven-order", "logician"), leak)
 
 
+@pytest.mark.git
 def test_backdated_seal_with_a_forged_old_date(lab: Lab) -> None:
     """A seal dated years before the reveals is still unordered with them: `--rev` at the seal
     sees no reveal yet (clean), the merge that lands it is not. Dates are never read."""
@@ -213,6 +221,7 @@ def test_reveal_added_and_removed_on_a_side_branch_is_still_unordered(lab: Lab) 
     assert v["commit"] == seal_log and names(v, peek)
 
 
+@pytest.mark.git
 def test_backdated_seal_rebased_onto_the_reveals(lab: Lab) -> None:
     """Landing the backdated seal by rebase puts the reveals into its ancestry: visible."""
     c = sealed_and_revealed(lab)

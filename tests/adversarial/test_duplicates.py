@@ -10,6 +10,11 @@ from __future__ import annotations
 import pytest
 
 from tests.adversarial.conftest import Lab, at, expect, sheet_text
+from tests.adversarial.paper import paper_lab
+
+#: the stories of this module test the sealing rules, not git: they run on paper
+#: (tests/adversarial/paper.py); those marked `git` build a real repository
+lab = paper_lab
 
 ORDERS = ["main", "branch"]
 

@@ -20,7 +20,12 @@ from tests.adversarial.conftest import (
     sheet_text,
     signed_lab,
 )
+from tests.adversarial.paper import paper_lab
 from tests.sealing.conftest import PLAN
+
+#: the stories of this module test the sealing rules, not git: they run on paper
+#: (tests/adversarial/paper.py); those marked `git` build a real repository
+lab = paper_lab
 
 RATERS = ("cto", "logician")
 THREE = ("cto", "logician", "redteam")
@@ -65,6 +70,7 @@ def test_octopus_merge_of_three_seal_branches(lab: Lab) -> None:
     assert seal_commits(data) == tips
 
 
+@pytest.mark.git
 def test_criss_cross_merges_of_seal_branches(lab: Lab) -> None:
     base = lab.start()
     lab.branch("a", base)
@@ -97,6 +103,7 @@ def test_reveals_on_branches_merged_in_either_order(lab: Lab) -> None:
     expect(lab, [])
 
 
+@pytest.mark.git
 def test_rebase_landing_of_a_seal_branch(lab: Lab) -> None:
     base = lab.start()
     lab.branch("seal-cto", base)
@@ -113,6 +120,7 @@ def test_rebase_landing_of_a_seal_branch(lab: Lab) -> None:
     assert seal_commits(data)["cto"] == landed
 
 
+@pytest.mark.git
 def test_cherry_pick_landing_of_a_seal(lab: Lab) -> None:
     base = lab.start()
     lab.branch("seal-cto", base)
@@ -127,6 +135,7 @@ def test_cherry_pick_landing_of_a_seal(lab: Lab) -> None:
     assert seal_commits(data)["cto"] == picked
 
 
+@pytest.mark.git
 def test_cherry_pick_landing_and_the_branch_merged_too(lab: Lab) -> None:
     """Two seal points of cto's sheet, but the very same seal blob: the same bytes fixed twice."""
     base = lab.start()
@@ -143,6 +152,7 @@ def test_cherry_pick_landing_and_the_branch_merged_too(lab: Lab) -> None:
     assert seal_commits(data)["cto"] in {original, picked}
 
 
+@pytest.mark.git
 def test_squash_merge_of_a_seal_branch_authored_by_the_rater(lab: Lab) -> None:
     base = lab.start()
     lab.branch("seal-cto", base)
@@ -173,6 +183,7 @@ def test_reveal_on_a_branch_beside_its_own_digest_seal(lab: Lab) -> None:
     expect(lab, [])
 
 
+@pytest.mark.git
 @needs_ssh
 def test_ssh_signed_history_with_require_signed(lab: Lab, keys: dict[str, Path]) -> None:
     """Signed seals and reveals verify, also with `log.showSignature` on (signature output would
@@ -187,6 +198,7 @@ def test_ssh_signed_history_with_require_signed(lab: Lab, keys: dict[str, Path])
     assert expect(lab, [])["status"] == "complete"
 
 
+@pytest.mark.git
 def test_crlf_editor_with_autocrlf(lab: Lab) -> None:
     """An editor saving CRLF under `core.autocrlf=true`: the digest is over the bytes git stores,
     so the CLI's seal and reveal (through the hook) verify clean."""
@@ -260,6 +272,7 @@ def test_pending_required_rater(lab: Lab) -> None:
     assert data["pending"] == [{"rater": "logician", "pass": "unblinded", "round": "main"}]
 
 
+@pytest.mark.git
 def test_full_cli_two_pass_workflow_with_the_hook(lab: Lab) -> None:
     """Seal every pass, then reveal, through the CLI with the hook installed: nothing refused."""
     lab.start(TWO_PASS_PLAN)

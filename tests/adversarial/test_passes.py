@@ -5,7 +5,14 @@ before anything of an overlapping pass of the same round is revealed."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.adversarial.conftest import BLINDED, TWO_PASS_PLAN, UNBLINDED, Lab, at, expect, sheet_text
+from tests.adversarial.paper import paper_lab
+
+#: the stories of this module test the sealing rules, not git: they run on paper
+#: (tests/adversarial/paper.py); those marked `git` build a real repository
+lab = paper_lab
 
 RATERS = ("cto", "logician")
 
@@ -81,6 +88,7 @@ def test_unblinded_reveal_before_the_other_raters_blinded_seal(lab: Lab) -> None
     assert at(data, "visible-at-seal", "logician")["commit"] == bad
 
 
+@pytest.mark.git
 def test_seal_command_refuses_blinded_pass_after_unblinded_reveal(lab: Lab) -> None:
     lab.start(TWO_PASS_PLAN)
     seal_all(lab, UNBLINDED)

@@ -20,7 +20,12 @@ from tests.adversarial.conftest import (
     signed_lab,
     signers_line,
 )
+from tests.adversarial.paper import paper_lab
 from tests.sealing.conftest import PEOPLE, PLAN
+
+#: the stories of this module test the sealing rules, not git: they run on paper
+#: (tests/adversarial/paper.py); those marked `git` build a real repository
+lab = paper_lab
 
 CTO = "  - {id: cto, name: CTO, emails: [cto@example.org]}\n"
 LOGICIAN = "  - {id: logician, name: Logician, emails: [logician@example.org]}\n"
@@ -94,6 +99,7 @@ def test_rater_added_after_reveals(lab: Lab) -> None:
     assert data["pending"] == []
 
 
+@pytest.mark.git
 def test_require_signed_turned_on_after_seal_is_a_change_not_a_rule(lab: Lab) -> None:
     """Judged by the plan at the first seal, no signature was required: the unsigned seals stand;
     the security edit is the offence."""
@@ -107,6 +113,7 @@ def test_require_signed_turned_on_after_seal_is_a_change_not_a_rule(lab: Lab) ->
     assert at(data, "plan-changed-after-seal", None)["commit"] == change
 
 
+@pytest.mark.git
 @needs_ssh
 def test_require_signed_turned_off_still_checks_signatures(lab: Lab, keys: dict[str, Path]) -> None:
     from tests.adversarial.conftest import SIGNED_PLAN
@@ -120,6 +127,7 @@ def test_require_signed_turned_off_still_checks_signatures(lab: Lab, keys: dict[
     assert at(data, "unsigned-commit", "logician")["commit"] == unsigned
 
 
+@pytest.mark.git
 @needs_ssh
 def test_allowed_signers_swapped_after_seal(lab: Lab, keys: dict[str, Path]) -> None:
     """The attacker's key replaces logician's in the allowed-signers file, then signs a reveal

@@ -1,7 +1,8 @@
 """The hook through the real pre-commit framework, installed from a copy of this project.
 
 The copy is committed in a temporary repository (tests never rely on the project's own git
-state); the framework's environment is built once per session under a temporary PRE_COMMIT_HOME.
+state); the framework's environment is built once per run under a temporary PRE_COMMIT_HOME that
+every worker shares.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, built_once
 from tests.sealing.conftest import PEOPLE, Study, score_text
 
 pytestmark = pytest.mark.slow
@@ -24,9 +25,21 @@ COPY = ["pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml", "aov
 
 @pytest.fixture(scope="session")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
+    """The copy of this project committed in a repository, and the framework's home: built once
+    per run and shared by every worker (pre-commit locks its own store while it installs the
+    hook's environment), so the framework's tests need not queue on one worker."""
     if shutil.which("pre-commit") is None:
         pytest.skip("pre-commit is not installed")
-    repo = tmp_path_factory.mktemp("aoven-hook-repo")
+    folder = built_once(tmp_path_factory, "pre-commit", _project_snapshot)
+    return folder / "repo", (folder / "rev").read_text().strip(), folder / "home"
+
+
+def _project_snapshot(folder: Path) -> None:
+    """This project's files committed in `folder/repo` (its id in `folder/rev`), `folder/home`
+    for PRE_COMMIT_HOME."""
+    repo = folder / "repo"
+    repo.mkdir()
+    (folder / "home").mkdir()
     for name in COPY:
         src = ROOT / name
         if src.is_dir():
@@ -44,7 +57,7 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path
         subprocess.run(["git", *args], cwd=repo, check=True, env=env, capture_output=True)
     rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, env=env,
                          capture_output=True, text=True).stdout.strip()
-    return repo, rev, tmp_path_factory.mktemp("pre-commit-home")
+    (folder / "rev").write_text(rev + "\n")
 
 
 def run(study: Study, home: Path, who: str, *args: str) -> subprocess.CompletedProcess[str]:

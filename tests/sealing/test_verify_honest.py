@@ -6,7 +6,11 @@ import itertools
 
 import pytest
 
+from tests.adversarial.paper import paper_study
 from tests.sealing.conftest import Study, codes
+
+#: honest histories are the rules' subject, not git's: they run on paper (tests/adversarial/paper.py)
+study = paper_study
 
 
 def seal_kinds(data: dict) -> dict[str, str]:
