@@ -461,7 +461,7 @@ class _KappaStatistic:
         if m == self.n - 1 and counts.size and int(counts.max()) <= 1:
             if self.totals is None:
                 self.totals = self.x.sum(axis=0, dtype=np.float64)
-            return self.totals[None, :] - self.x[np.argmin(counts, axis=1)].astype(np.float64)
+            return np.subtract(self.totals[None, :], self.x[np.argmin(counts, axis=1)], dtype=np.float64)
         return (counts.astype(self.dtype) @ self.x).astype(np.float64)
 
 
