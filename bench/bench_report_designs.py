@@ -7,7 +7,7 @@ compressed variants), `replicates: 3`, criteria of every numeric kind (`delta` p
 `delta` per sum, `seed`) and a decision table; each rater's sheet is written in the wide layout
 with a `Rep` column (docs/score-files.md, "Replicates"), 6,000 rows of 8 scores. The scores are
 made so that the report decides: raters differ by at most one point (nothing is flagged), B1
-matches B on D1–D6 and is lighter on D7+D8, B2 is not lighter, so row 1 fails and row 2 is taken.
+matches B on D1–D6 and is lighter on D7+D8, B2 is heavier, so row 1 fails and row 2 is taken.
 The bench asserts that decision. It then runs the report as a user does (a fresh process) with
 intervals and, as the floor measured in the same run, without them (`--bootstrap 0`), and prints
 wall time, CPU time and peak RSS of each.
@@ -80,7 +80,7 @@ def plan_text(rater_ids: list[str], qs: list[str]) -> str:
 
 def truth(qs: list[str], rng: random.Random) -> dict[tuple[str, str, int, str], int]:
     """Each response's true score: B one point below A on D1–D6 (the treatment improves), B1 and
-    B2 equal to B there; on D7/D8 B1 one point below B (lighter), B2 equal to B."""
+    B2 equal to B there; on D7/D8 B1 one point below B (lighter), B2 one point above (heavier)."""
     out = {}
     for q in qs:
         for r in range(1, REPLICATES + 1):
@@ -88,7 +88,8 @@ def truth(qs: list[str], rng: random.Random) -> dict[tuple[str, str, int, str], 
                 a = rng.randint(1, 3) if d in DIMS[:6] else rng.randint(0, 2)
                 b = a - 1 if d in DIMS[:6] else a
                 b1 = b if d in DIMS[:6] else max(0, b - 1)
-                for c, v in zip(ARMS, (a, b, b1, b), strict=True):
+                b2 = b if d in DIMS[:6] else b + 1
+                for c, v in zip(ARMS, (a, b, b1, b2), strict=True):
                     out[(q, c, r, d)] = v
     return out
 
