@@ -64,11 +64,19 @@ def inline_text(content: str) -> str:
     return "".join(parts).strip()
 
 
+@functools.cache
+def _splitting() -> tuple[str, Any]:
+    """markdown-it's trim characters and escaped split, imported once (not once per row)."""
+    from markdown_it.common.utils import MD_TRIM_CHARS
+    from markdown_it.rules_block.table import escapedSplit
+
+    return MD_TRIM_CHARS, escapedSplit
+
+
 def _split_row(line: str) -> list[str]:
     """Cells of a table row exactly as markdown-it's table rule splits them (`\\|` is a pipe
     inside a cell); plain `str.split` gives the same answer when there is no backslash."""
-    from markdown_it.common.utils import MD_TRIM_CHARS
-    from markdown_it.rules_block.table import escapedSplit
+    MD_TRIM_CHARS, escapedSplit = _splitting()
 
     text = line.strip(MD_TRIM_CHARS)
     columns = text.split("|") if "\\" not in text else escapedSplit(text)
@@ -138,8 +146,17 @@ def _inline_markdown() -> Any:
 
 def _table(tok: Any) -> Table:
     header = [inline_text(c) for c in tok.meta["header"]]
-    rows = [(line, [inline_text(c) for c in cells]) for line, cells in tok.meta["rows"]]
+    rows = [(line, _inline_row(cells)) for line, cells in tok.meta["rows"]]
     return Table(tok.map[0] + 1, tok.map[1], header, rows)
+
+
+def _inline_row(cells: list[str]) -> list[str]:
+    """`inline_text` of each cell; one search over the whole row first, since a row of plain
+    cells (the usual score row) needs nothing but `strip` (joining cells makes no special
+    character that no cell holds)."""
+    if _INLINE_SPECIAL_RE.search("".join(cells)) is None:
+        return [c.strip() for c in cells]
+    return [inline_text(c) for c in cells]
 
 
 def blocks(text: str) -> list[Block]:

@@ -544,10 +544,11 @@ class _Reader:
         if score is None:
             return
         citation = _col(row, roles.get("citation"))
+        ttext = _col(row, roles.get("transition"))
         trans = [
-            *transition_cell(_col(row, roles.get("transition"))),
+            *(transition_cell(ttext) if ttext else ()),
             *cell_refs,
-            *(int(r) for r in REF_RE.findall(citation)),
+            *((int(r) for r in REF_RE.findall(citation)) if "#" in citation else ()),
         ]
         if leftover and isinstance(score, int):
             citation = f"{leftover} {citation}".strip()

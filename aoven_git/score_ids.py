@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from aoven_git.model import CellKey, Plan
 
@@ -41,6 +42,11 @@ _CONDITION_WORDS = ("condition", "test", "cond")
 _REPLICATE_RE = re.compile(r"^(?:#|r|rep\.?|replicate|response)?\s*#?\s*([0-9]{1,6})$", re.I)
 #: a replicate after a condition or an item: `TRT#2`, `TRT #2`, `L1/TRT#2`
 _REPLICATE_SUFFIX_RE = re.compile(r"^(.*?)\s*#\s*([0-9]{1,6})\s*$", re.S)
+
+
+_T = TypeVar("_T")
+#: texts remembered per lookup of a PlanIds; a long-running scoring server stays bounded
+_MEMO_LIMIT = 1 << 16
 
 
 def _shape(ids: Iterable[str]) -> re.Pattern[str] | None:
@@ -75,6 +81,22 @@ class PlanIds:
         self._expected: dict[
             tuple[str, str, str | None], tuple[tuple[CellKey, ...], frozenset[tuple[str, str, str, int]]]
         ] = {}
+        #: what a cell's text was read as, per lookup: a sheet repeats the same few condition,
+        #: dimension and question texts on every row, and each lookup is a pure function of the
+        #: text and the plan (docs/statistics.md, "Performance")
+        self._read: dict[str, dict[str, object]] = {
+            "item": {}, "condition_cell": {}, "dimension": {}
+        }
+
+    def _memo(self, lookup: str, text: str, read: Callable[[str], _T]) -> _T:
+        """`read(text)`, remembered per text (at most `_MEMO_LIMIT` texts per lookup)."""
+        seen = self._read[lookup]
+        if text in seen:
+            return seen[text]  # type: ignore[return-value]
+        if len(seen) >= _MEMO_LIMIT:
+            seen.clear()
+        value = seen[text] = read(text)
+        return value
 
     def key(self, k: tuple[str, str, str, int]) -> CellKey:
         """One CellKey instance per cell across all files of a run."""
@@ -111,7 +133,9 @@ class PlanIds:
     def split_replicate(self, text: str) -> tuple[str, int | None]:
         """(`TRT`, 2) for `TRT#2` or `TRT #2`; (text, None) without a `#N` at the end, or in a
         plan without replicates (there `#8` is a transition)."""
-        m = _REPLICATE_SUFFIX_RE.match(text) if self.replicated and "#" in text else None
+        if "#" not in text or not self.replicated:
+            return text, None
+        m = _REPLICATE_SUFFIX_RE.match(text)
         return (m.group(1), int(m.group(2))) if m else (text, None)
 
     @staticmethod
@@ -128,6 +152,9 @@ class PlanIds:
     def item(self, text: str) -> tuple[str | None, str | None]:
         """(question, condition) of a question cell: `Q3 label` → (Q3, None); fused `Q2B`,
         `Q2-B`, `Q2/B` → (Q2, B); neither → (None, None)."""
+        return self._memo("item", text, self._item)
+
+    def _item(self, text: str) -> tuple[str | None, str | None]:
         t = text.strip()
         tok = self.token(t)
         q = self.questions.get(tok.lower())
@@ -165,6 +192,10 @@ class PlanIds:
     # -- conditions ---------------------------------------------------------------------
 
     def condition_cell(self, text: str) -> str | None:
+        """The condition a Condition cell names (`A`, `Test A`, `Baseline`), or None."""
+        return self._memo("condition_cell", text, self._condition_cell)
+
+    def _condition_cell(self, text: str) -> str | None:
         t = text.strip()
         if t.lower() in self.condition_names:
             return self.condition_names[t.lower()]
@@ -216,6 +247,10 @@ class PlanIds:
     # -- dimensions ---------------------------------------------------------------------
 
     def dimension(self, text: str) -> str | None:
+        """The dimension a cell names (`D3`, `L1-D3`, `D3 label`), or None."""
+        return self._memo("dimension", text, self._dimension)
+
+    def _dimension(self, text: str) -> str | None:
         tok = self.token(text)
         found = self.dimensions.get(tok.lower())
         if found is None and "-" in tok:

@@ -159,12 +159,23 @@ def average_replicates(resolution: CellResolution) -> CellResolution:
     contested replicate makes the average contested between its lowest and highest mean (every
     contested replicate at its lowest, then at its highest value); a missing one leaves the
     average missing (flagged when any replicate is)."""
+    if _AVERAGED and _AVERAGED[0] is resolution:
+        return _AVERAGED[1]
     if all(k.replicate == 0 for k in resolution.cells):
         return resolution
-    groups: dict[CellKey, list[ResolvedCell]] = {}
+    groups: dict[tuple[str, str, str], list[ResolvedCell]] = {}
     for key, cell in resolution.cells.items():
-        groups.setdefault(replace(key, replicate=0), []).append(cell)
-    return CellResolution({key: _average(key, cells) for key, cells in groups.items()})
+        groups.setdefault((key.question, key.condition, key.dimension), []).append(cell)
+    keys = {key: CellKey(*key) for key in groups}
+    averaged = CellResolution({keys[key]: _average(keys[key], cells) for key, cells in groups.items()})
+    _AVERAGED[:] = [resolution, averaged]
+    return averaged
+
+
+#: The last resolution averaged and its average: the verdict, every `seed` criterion and the
+#: report's means all average the same primary resolution (a pure function of it; the
+#: resolution is frozen and kept alive here, so identity cannot be reused).
+_AVERAGED: list[CellResolution] = []
 
 
 def _average(key: CellKey, cells: Sequence[ResolvedCell]) -> ResolvedCell:
@@ -173,12 +184,20 @@ def _average(key: CellKey, cells: Sequence[ResolvedCell]) -> ResolvedCell:
     if any(c.resolution == "missing" for c in cells):
         return ResolvedCell(key, scores, flagged, "missing", None)
     n = len(cells)
-    low = sum((c.value if c.value is not None else Fraction(min(c.options)) for c in cells), Fraction(0)) / n
-    high = sum((c.value if c.value is not None else Fraction(max(c.options)) for c in cells), Fraction(0)) / n
+    low = _mean([c.value if c.value is not None else min(c.options) for c in cells], n)
     if any(c.resolution == "contested" for c in cells):
+        high = _mean([c.value if c.value is not None else max(c.options) for c in cells], n)
         return ResolvedCell(key, scores, flagged, "contested", None, (low, high))
     same = len({c.value for c in cells}) == 1 and all(c.resolution == "agreed" for c in cells)
     return ResolvedCell(key, scores, flagged, "agreed" if same else "mean", low)
+
+
+def _mean(values: Sequence[int | Fraction], n: int) -> Fraction:
+    """Σ values / n exactly; whole numbers (the usual replicate value) are added as ints, which
+    gives the same Fraction as adding Fractions, without building one per term."""
+    if all(type(v) is int or v.denominator == 1 for v in values):
+        return Fraction(sum(int(v) for v in values), n)
+    return sum((Fraction(v) for v in values), Fraction(0)) / n
 
 
 def for_treatment(plan: Plan, treatment: str | None) -> Plan:
