@@ -36,6 +36,32 @@ def home() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".aoven-git"
 
 
+def home_secret(name: str, *, create: bool) -> bytes | None:
+    """A 32-byte secret of this user kept as `name` under `home()` (0600), made on first need when
+    `create`: the key the local verification caches sign their entries with, so a planted or
+    copied cache file is ignored (docs/sealing.md). None when there is none or it cannot be made."""
+    path = home() / name
+    try:
+        data = path.read_bytes()
+        if len(data) == 32:
+            return data
+    except OSError:
+        pass
+    if not create:
+        return None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = os.urandom(32)
+        tmp = path.with_name(f".{name}.{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+        return data
+    except OSError:
+        return None
+
+
 def _sheet_folder(sheet: SheetId) -> str:
     return f"{sheet.pass_id}_{sheet.round_id}" + (f"_{sheet.amendment}" if sheet.amendment else "")
 

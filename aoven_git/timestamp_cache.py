@@ -67,28 +67,9 @@ def pinned_digest(authorities: list[tuple[str, bytes | None]]) -> str:
 
 
 def _secret(create: bool) -> bytes | None:
-    from aoven_git.sealed_copies import home
+    from aoven_git.sealed_copies import home_secret
 
-    path = home() / SECRET
-    try:
-        data = path.read_bytes()
-        if len(data) == 32:
-            return data
-    except OSError:
-        pass
-    if not create:
-        return None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = os.urandom(32)
-        tmp = path.with_name(f".{SECRET}.{os.getpid()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-        return data
-    except OSError:
-        return None
+    return home_secret(SECRET, create=create)
 
 
 @dataclass

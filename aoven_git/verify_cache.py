@@ -62,27 +62,9 @@ def key(git_dir: Path, pathspecs: list[str]) -> str:
 
 
 def _secret(create: bool) -> bytes | None:
-    from aoven_git.sealed_copies import home
+    from aoven_git.sealed_copies import home_secret
 
-    path = home() / SECRET
-    try:
-        data = path.read_bytes()
-        if len(data) == 32:
-            return data
-    except OSError:
-        pass
-    if not create:
-        return None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{SECRET}.{os.getpid()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(os.urandom(32))
-        os.replace(tmp, path)
-        return path.read_bytes()
-    except OSError:
-        return None
+    return home_secret(SECRET, create=create)
 
 
 def _mac(secret: bytes, cache_key: str, payload: str) -> str:
