@@ -1,4 +1,4 @@
-"""A design's part of the report (SPEC §3.1; docs/statistics.md, "Criteria", "Decisions"): the
+"""A design's part of the report (docs/designs.md; docs/statistics.md, "Criteria", "Decisions"): the
 criteria evaluated on the consensus cells, the decision table read against them, the verdict that
 summarises the decision, and the document's `criteria[]`, `decision` and per-condition means.
 A seed plan (no decision table) never reaches this module.

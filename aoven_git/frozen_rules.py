@@ -38,7 +38,7 @@ _v = ledger_mod.found
 
 #: the plan keys that are never locked by name but are always frozen at the first seal
 ALWAYS_FROZEN = ("locked", "raters", "security")
-#: a design's pre-registration (SPEC §3.1): the criteria, the decision table and the number of
+#: a design's pre-registration (docs/designs.md): the criteria, the decision table and the number of
 #: sampled responses are frozen at the first seal whether or not `locked` lists them. A plan
 #: written from the seed's template (whose `locked` predates them) would otherwise let a lead
 #: loosen a bound, reorder the rows or add a decision table once the scores are readable, and

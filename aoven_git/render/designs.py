@@ -1,4 +1,4 @@
-"""The criteria and the decision of a design (SPEC §3.1), as tables and sentences for both renderers.
+"""The criteria and the decision of a design (docs/designs.md), as tables and sentences for both renderers.
 
 A plan with `criteria` and `decisions` is judged by its decision table, not by the seed's rules:
 the document carries `criteria[]` (each hypothesis with its values, bound and outcome) and
@@ -273,7 +273,7 @@ def _failing_rows(report: Mapping[str, Any], before: int) -> str:
     return "; ".join(parts)
 
 
-#: how the decision table is read (SPEC §3.1), said above it
+#: how the decision table is read (docs/designs.md, "Decisions"), said above it
 DECISION_RULE = ("The decision is the first row whose criteria all hold, provided every earlier row "
                  "definitely fails (one of its criteria fails); an earlier row left undecided or contested "
                  "blocks every row after it. The last row, otherwise, is taken when every row above fails.")

@@ -101,7 +101,7 @@ def labels(report: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def is_design(report: Mapping[str, Any]) -> bool:
-    """True for a document of a plan with criteria and decisions (SPEC §3.1): it carries
+    """True for a document of a plan with criteria and decisions (docs/designs.md): it carries
     `criteria` and `decision`, and its verdict summarises the decision. A seed document has
     neither key and renders exactly as before."""
     return isinstance(report.get("criteria"), list)
