@@ -99,20 +99,27 @@ def design_summary(plan: Plan, decision: Decision, not_ready: Sequence[str]) -> 
     return ("FAIL" if row.otherwise else "PASS"), f"Decision: {decision.then} (row {decision.row})"
 
 
+def _question_mean(cells: Mapping[CellKey, Fraction], questions: Sequence[str], condition: str,
+                   dimensions: Sequence[str]) -> Fraction | None:
+    """Σ over the dimensions of a question's (replicate-averaged) cells, averaged over the
+    questions; None without questions or with any cell open."""
+    keys = [CellKey(q, condition, d) for q in questions for d in dimensions]
+    if not questions or not all(k in cells for k in keys):
+        return None
+    return sum((cells[k] for k in keys), Fraction(0)) / len(questions)
+
+
 def condition_means(parts: Parts) -> dict[str, Fraction | None]:
     """Every condition's mean aggregate over the round's questions: the sum over the counted
     dimensions of the primary pass, a question's replicates averaged first (docs/statistics.md,
     "Replicates"); None for a condition the pass does not score or with an open cell."""
-
     plan, verdict = parts.plan, parts.verdict
     rnd = plan.round_(parts.round_id)
+    questions = rnd.questions if rnd else ()
     cells = average_replicates(parts.resolutions[plan.primary_pass.id]).values
-    out: dict[str, Fraction | None] = {}
-    for c in (c.id for c in plan.conditions):
-        keys = [CellKey(q, c, d) for q in (rnd.questions if rnd else ()) for d in verdict.counted]
-        known = c in plan.primary_pass.conditions and keys and all(k in cells for k in keys)
-        out[c] = sum((cells[k] for k in keys), Fraction(0)) / len(rnd.questions) if known and rnd else None
-    return out
+    return {c.id: _question_mean(cells, questions, c.id, verdict.counted)
+            if c.id in plan.primary_pass.conditions and verdict.counted else None
+            for c in plan.conditions}
 
 
 def condition_dimension_means(parts: Parts, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -120,7 +127,6 @@ def condition_dimension_means(parts: Parts, rows: list[dict[str, Any]]) -> list[
     exact twin) for every condition: the mean over the round's questions of the primary pass's
     cells, replicates averaged first; None for an open cell or while withheld. A seed plan's rows
     are returned as they are (its `mean_A`/`mean_B` keys never move)."""
-
     plan = parts.plan
     if parts.design is None or plan.scale.nominal:
         return rows
@@ -130,9 +136,7 @@ def condition_dimension_means(parts: Parts, rows: list[dict[str, Any]]) -> list[
     cells = average_replicates(parts.resolutions[plan.primary_pass.id]).values if ready else {}
     for row in rows:
         for c in (c.id for c in plan.conditions):
-            keys = [CellKey(q, c, row["id"]) for q in questions]
-            known = bool(keys) and all(k in cells for k in keys)
-            mean = sum((cells[k] for k in keys), Fraction(0)) / len(keys) if known else None
+            mean = _question_mean(cells, questions, c, (row["id"],))
             row[f"mean_{c}"], row[f"mean_{c}_exact"] = full(mean), exact_str(mean)
     return rows
 
